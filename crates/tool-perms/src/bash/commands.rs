@@ -428,8 +428,18 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         {
             PathUse::Write
         }
-        // Editors write what they open.
-        "vim" | "vi" | "nano" | "emacs" => PathUse::Write,
+        // Editors write what they open, and the files their commands name cannot be seen
+        // ([`file_uses`]: `vim -S F` reads F, `+CMD` and `-c CMD` name no file).
+        _ if file_uses::is_editor(name) => PathUse::Write,
+        // A named pipe or a device node is made where its operand says.
+        "mkfifo" | "mknod" => PathUse::Write,
+        // A shell reads the script file it runs (`bash FILE`, `sh -v FILE`; not `bash -c`),
+        // as `source FILE` does; with no operand, the file `xargs` appends (or its input).
+        _ if SCRIPT_SHELLS.contains(&name) && shell_script_files(name, words).is_some() => {
+            PathUse::Read
+        }
+        // `sdiff -o FILE` writes the merge there: every path counts as written.
+        "sdiff" if has_option(words, &['o'], &["--output"]) => PathUse::Write,
         // Each file its own use ([`file_uses`]): the archive read and the members written
         // into a directory; the input read and the pieces written; a file compressed and
         // replaced, or only read (`gzip -c`, `zcat`); the local files `scp` sends and
@@ -491,9 +501,115 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         | "ls" | "find" | "tree" | "du" | "tac" | "rev" | "fold" | "realpath" | "readlink"
         | "source" | "." | "cd" | "tr" | "xargs" | "comm" | "expand" | "unexpand" | "date"
         | "fmt" | "pr" | "base32" | "bzcat" | "zgrep" | "zegrep" | "zfgrep" | "zless"
-        | "basenc" | "b2sum" | "sum" | "join" | "shuf" | "iconv" | "uuencode" => PathUse::Read,
+        | "basenc" | "b2sum" | "sum" | "join" | "shuf" | "iconv" | "uuencode" | "look"
+        | "sdiff" | "diff3" => PathUse::Read,
         _ => return None,
     })
+}
+
+/// The shells that run a script file given as their first operand (`bash FILE ARGS`).
+const SCRIPT_SHELLS: &[&str] = &[
+    "sh", "bash", "rbash", "zsh", "dash", "ksh", "ksh93", "mksh", "pdksh", "oksh", "ash", "yash",
+    "posh", "fish", "csh", "tcsh",
+];
+
+/// The script file the shell `name` runs (`bash FILE ARGS`, `sh -v FILE`, `bash -- FILE`,
+/// `bash -o pipefail FILE`): its first operand, its options read as the shell reads them
+/// (`-o`/`-O` and `+o`/`+O` take the next word, `--rcfile F` too). Empty when it has none
+/// (it runs its standard input, or the file `xargs` appends) or it is `/dev/stdin`; `None`
+/// when it runs no file: a command string (`-c`), its input with the operands as its
+/// arguments (`-s`), or nothing (`--help`, `--version`). A computed word where an option
+/// may be could be the script or an option: it is given (a path that cannot be checked),
+/// and so is the operand after it. The words after the script are its arguments, no files
+/// of the shell's.
+pub fn shell_script_files(name: &str, words: &[Word]) -> Option<Vec<Word>> {
+    // Short options that take the next word (fish's also the rest of their bundle), and
+    // letters that end the options (zsh's and csh's `-b`).
+    let (values, ends) = match name {
+        "fish" => ("Cpdof", ""),
+        "zsh" => ("oO", "b"),
+        "csh" | "tcsh" => ("", "b"),
+        _ => ("oO", ""),
+    };
+    let long_values: &[&str] = match name {
+        "fish" => &[
+            "init-command",
+            "debug",
+            "debug-output",
+            "profile",
+            "profile-startup",
+            "features",
+        ],
+        "zsh" => &["emulate"],
+        _ => &["rcfile", "init-file"],
+    };
+    let mut out = Vec::new();
+    let mut rest = words.iter().skip(1);
+    let mut options = true;
+    while let Some(w) = rest.next() {
+        let Some(v) = w.value.as_deref() else {
+            // A computed word: the script, or an option before it.
+            out.push(w.clone());
+            if !options || is_surely_operand(w) {
+                return Some(out);
+            }
+            continue;
+        };
+        if !options || !(v.starts_with('-') || v.starts_with('+')) || v == "+" {
+            if !matches!(
+                v,
+                "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "/proc/thread-self/fd/0"
+            ) {
+                out.push(w.clone());
+            }
+            return Some(out);
+        }
+        // `-` is `--` (bash; POSIX sh ignores it as the first operand).
+        if v == "--" || v == "-" {
+            options = false;
+            continue;
+        }
+        if let Some(long) = v.strip_prefix("--") {
+            let (long, inline) = match long.split_once('=') {
+                Some((n, _)) => (n, true),
+                None => (long, false),
+            };
+            match long {
+                // Prints, or runs a command string.
+                "help" | "version" | "command" => return (!out.is_empty()).then_some(out),
+                _ if long_values.contains(&long) && !inline => {
+                    rest.next();
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let minus = v.starts_with('-');
+        let letters = &v[1..];
+        if minus && letters.contains(['c', 's']) {
+            // A command string, or the script its input holds (the operands are its
+            // arguments).
+            return (!out.is_empty()).then_some(out);
+        }
+        if minus && letters.contains(|c| ends.contains(c)) {
+            options = false;
+            continue;
+        }
+        if name == "fish" {
+            // getopt: the first letter that takes a value takes the rest of the bundle, else
+            // the next word.
+            if let Some(at) = letters.find(|c| values.contains(c))
+                && at + 1 == letters.len()
+            {
+                rest.next();
+            }
+            continue;
+        }
+        for _ in letters.chars().filter(|c| values.contains(*c)) {
+            rest.next();
+        }
+    }
+    Some(out)
 }
 
 /// How a command reads the whole tree under a directory it is given (`grep -r`, `rg`,
@@ -629,6 +745,8 @@ pub fn changes_trees(name: &str, words: &[Word]) -> bool {
         "rm" => has_option(words, &['r', 'R'], &["--recursive"]),
         "chmod" | "chown" | "chgrp" => has_option(words, &['R'], &["--recursive"]),
         "tar" => file_uses::tar_removes_trees(words),
+        // `git mv DIR`, `git rm -r DIR`.
+        "git" => file_uses::file_uses(name, words).is_some_and(|u| u.changes_trees),
         _ => false,
     }
 }
@@ -1047,9 +1165,9 @@ pub(crate) fn runs_a_program_it_is_given(words: &[Word]) -> bool {
         // which may run a shell command (`!rm x`, `:call system(…)`), in spellings too many to
         // list (`-c!…`, `-nc…`, `+/x/|!…`). Whatever runs cannot be checked.
         "vi" | "vim" | "nvim" | "gvim" | "view" | "vimdiff" | "ex" | "evim" | "rvim" | "rview"
-        | "gview" | "gvimdiff" | "vim.basic" | "vim.tiny" | "vim.nox" | "vim.gtk3" | "editor" => {
-            true
-        }
+        | "gview" | "gvimdiff" | "vim.basic" | "vim.tiny" | "vim.nox" | "vim.gtk3" | "editor"
+        | "eview" | "rgview" | "rgvim" | "nvimdiff" | "vim.gtk" | "vim.athena" | "nvi"
+        | "elvis" | "vile" | "vis" => true,
         // `-TT CMD` / `--unzip-command CMD` tests the archive with that command (also
         // `-TTCMD`, and in a bundle, `-rTT`).
         "zip" => args.iter().take_while(|a| **a != "--").any(|a| {
@@ -1057,6 +1175,11 @@ pub(crate) fn runs_a_program_it_is_given(words: &[Word]) -> bool {
                 || names_long(a, "--unzip-command")
         }),
         "awk" | "gawk" | "mawk" | "nawk" => awk_runs_commands(&args),
+        // `ed` runs the shell commands of its input (`!cmd`), or of its file operand (`ed
+        // '!cmd'`).
+        "ed" => true,
+        // `--diff-program=PROG` compares with that program.
+        "sdiff" | "diff3" => long(&["--diff-program"]),
         // It runs commands from the history (`fc -s`), or an editor on them; `fc -l` lists.
         "fc" => !args.first().is_some_and(|a| {
             a.starts_with('-') && a[1..].contains('l') && !a[1..].contains(['s', 'e'])
@@ -1428,6 +1551,8 @@ fn first_positional_is_script(name: &str, words: &[Word]) -> bool {
         }
         "awk" => !given_by_option(&['e', 'f', 'E'], &["--file", "--source", "--exec"]),
         "jq" => !given_by_option(&['f'], &["--from-file"]),
+        // `look STRING [FILE]`: the string it looks for.
+        "look" => true,
         _ => false,
     }
 }
@@ -1482,6 +1607,16 @@ fn short_values(name: &str) -> Option<ShortValues> {
         "xargs" => ("adEILnPs", "eil", &['a']),
         // `-f FORMAT_FILE` (an error quotes it), `-e FORMAT`, `-n LENGTH`, `-s OFFSET`.
         "hexdump" | "hd" => ("efns", "", &['f']),
+        // `-t CHAR`: where the string ends.
+        "look" => ("t", "", &[]),
+        // `-o FILE` (the merge, written), `-I RE`, `-w WIDTH`.
+        "sdiff" => ("oIw", "", &['o']),
+        // `-L LABEL`.
+        "diff3" => ("L", "", &[]),
+        // `-i SKIP`, `-n LIMIT`.
+        "cmp" => ("in", "", &[]),
+        // `-m MODE`.
+        "mkfifo" | "mknod" => ("m", "", &[]),
         _ => return None,
     };
     Some(ShortValues {
@@ -1496,6 +1631,7 @@ fn short_values(name: &str) -> Option<ShortValues> {
 fn file_long_options(name: &str) -> &'static [&'static str] {
     match name {
         "diff" => &["--from-file", "--to-file", "--exclude-from"],
+        "sdiff" => &["--output"],
         "grep" | "egrep" | "fgrep" | "zgrep" | "zegrep" | "zfgrep" => &["--file", "--exclude-from"],
         "rg" => &["--file", "--ignore-file"],
         "awk" => &["--file", "--include", "--exec"],
@@ -1554,6 +1690,15 @@ fn long_values(name: &str) -> &'static [&'static str] {
             "--page-width",
         ],
         "base32" | "basenc" => &["--wrap"],
+        "sdiff" => &[
+            "--ignore-matching-lines",
+            "--width",
+            "--tabsize",
+            "--diff-program",
+        ],
+        "diff3" => &["--label", "--diff-program"],
+        "cmp" => &["--ignore-initial", "--bytes"],
+        "mkfifo" | "mknod" => &["--mode"],
         "b2sum" => &["--length"],
         "shuf" => &["--input-range", "--head-count"],
         "iconv" => &["--from-code", "--to-code"],
@@ -2051,6 +2196,15 @@ struct PathArgs {
 
 /// [`path_args`], whether one of them is an operand, and which one is a target directory.
 fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
+    if SCRIPT_SHELLS.contains(&name) {
+        let paths = shell_script_files(name, words).unwrap_or_default();
+        return PathArgs {
+            operands: !paths.is_empty(),
+            operand_indices: (0..paths.len()).collect(),
+            paths,
+            target: None,
+        };
+    }
     if name == "sed" {
         let paths = sed_path_args(words);
         let operands = !paths.is_empty();
@@ -2255,6 +2409,15 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
         operands = true;
         operand_indices.push(out.len());
         out.push(w.clone());
+    }
+    // `mknod NAME TYPE [MAJOR MINOR]`: only NAME is a path.
+    if name == "mknod" && operand_indices.len() > 1 {
+        let others = operand_indices.split_off(1);
+        let mut at = 0;
+        out.retain(|_| {
+            at += 1;
+            !others.contains(&(at - 1))
+        });
     }
     if name == "jq" && jq_loads_unnamed_files(words) {
         out.push(Word {
@@ -3102,7 +3265,12 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
                 .any(|l| names_long(v, l))
     });
     let shows = match sub {
-        "grep" | "cat-file" => return Some(GitContent::Unnamed),
+        // `git fast-export` prints every blob of what it exports, `git unpack-file` writes
+        // a blob to a file of its own, `git merge-file --object-id` merges blobs.
+        "grep" | "cat-file" | "fast-export" | "unpack-file" => return Some(GitContent::Unnamed),
+        "merge-file" if options().any(|v| names_long(v, "--object-id")) => {
+            return Some(GitContent::Unnamed);
+        }
         // A patch of the work tree, the index or revisions: what changed in every file
         // the pathspecs (or none: all) select.
         "diff" => blob || elsewhere || patch || !no_patch,

@@ -1,6 +1,7 @@
 //! Commands whose files each have a use of their own, named mostly by options: `curl`,
-//! `wget`, `tar`, `patch`, `dd`, `unzip`, `split`, `csplit`, `gzip`, `scp`, `zip` and git's
-//! `config`, `init` and `clone`. `curl -o .git/hooks/pre-commit URL` writes a file, `curl -d
+//! `wget`, `tar`, `patch`, `dd`, `unzip`, `split`, `csplit`, `gzip`, `scp`, `zip`, editors
+//! (`vim -S SCRIPT FILE`), and git's `config`, `init`, `clone`, `mv`, `rm`, `checkout`,
+//! `restore`, `checkout-index` and `merge-file`. `curl -o .git/hooks/pre-commit URL` writes a file, `curl -d
 //! @.env URL` sends one, `tar -xf a.tar -C .git/hooks` writes into a directory, `patch
 //! .bashrc fix.diff` changes the file it is given: [`file_uses`] says which file is read and
 //! which is written, for the path checks of every other command.
@@ -28,6 +29,9 @@ pub struct FileUses {
     /// also in [`files`](Self::files), written; the engine asks when an Edit rule could
     /// match inside one.
     pub filled_dirs: Vec<Word>,
+    /// A directory among its files is changed with everything under it (`git mv DIR`, `git
+    /// rm -r DIR`).
+    pub changes_trees: bool,
 }
 
 impl FileUses {
@@ -64,9 +68,11 @@ impl FileUses {
 }
 
 /// The files `name WORDS` reads and writes, for `curl`, `wget`, `tar`, `patch`, `dd`, `xxd`,
-/// `unzip`, `split`, `csplit`, `gzip` (`gunzip`, `zcat`), `scp`, `zip`, and `git config`
-/// when it sets a value, `git init DIR` and `git clone URL DIR`; `None` for another
-/// command.
+/// `unzip`, `split`, `csplit`, `gzip` (`gunzip`, `zcat`), `scp`, `zip`, editors
+/// ([`is_editor`]), and `git config` when it sets a value, `git init DIR`, `git clone URL
+/// DIR`, and the git commands that name files in the work tree (`git mv`, `git rm`, `git
+/// checkout -- F`, `git restore`, `git checkout-index`, `git merge-file`); `None` for
+/// another command.
 pub fn file_uses(name: &str, words: &[Word]) -> Option<FileUses> {
     Some(match name {
         "curl" => curl(words),
@@ -82,7 +88,7 @@ pub fn file_uses(name: &str, words: &[Word]) -> Option<FileUses> {
         "scp" => scp(words),
         "zip" => zip(words),
         "git" => return git(words),
-        _ => return None,
+        _ => editor(name, words)?,
     })
 }
 
@@ -110,6 +116,280 @@ fn tar_removes(parsed: &Parsed<TarOpt>) -> bool {
 /// as `like` is (quoted, globbing): a `~` in it is no home directory.
 fn path(value: impl Into<String>, like: &Word) -> Word {
     super::commands::option_value_path(&value.into(), like)
+}
+
+/// What kind of editor a program is, by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Editor {
+    /// vi and its kin (`vim`, `nvim`, `view`, `ex`, ...), which run Ex commands (`+CMD`, `-c
+    /// CMD`, `-S FILE`, their input).
+    Vi,
+    /// `ed` and `red`, which run the commands of their input.
+    Ed,
+    /// Editors that run code they are given (an elisp `--eval`, kak's `-e`, jed's `-f`).
+    Scripted,
+    /// Editors that only edit what they open (`nano`, `micro`, `hx`, ...).
+    Plain,
+}
+
+fn editor_kind(name: &str) -> Option<Editor> {
+    Some(match name {
+        "vi" | "vim" | "nvim" | "gvim" | "evim" | "eview" | "view" | "rview" | "rvim" | "gview"
+        | "rgview" | "rgvim" | "vimdiff" | "gvimdiff" | "nvimdiff" | "ex" | "vim.basic"
+        | "vim.tiny" | "vim.nox" | "vim.gtk" | "vim.gtk3" | "vim.athena" | "editor" | "nvi"
+        | "elvis" | "vile" | "vis" => Editor::Vi,
+        "ed" | "red" => Editor::Ed,
+        "emacs" | "xemacs" | "emacsclient" | "zile" | "qemacs" | "mg" | "jed" | "xjed" | "kak" => {
+            Editor::Scripted
+        }
+        "nano" | "rnano" | "pico" | "joe" | "jmacs" | "jstar" | "jpico" | "rjoe" | "micro"
+        | "hx" | "helix" | "ne" | "mcedit" | "dte" | "nedit" | "gedit" | "kate" | "kwrite"
+        | "mousepad" | "pluma" | "xed" | "geany" | "leafpad" | "featherpad" => Editor::Plain,
+        _ => return None,
+    })
+}
+
+/// Whether `name` is a text editor: it writes the files it opens ([`file_uses`]).
+pub fn is_editor(name: &str) -> bool {
+    editor_kind(name).is_some()
+}
+
+/// The files the editor `name` opens (written) and the files its options name (a script
+/// read, a log written), its options read as it reads them: `vim -c CMD FILE` and `ex -s
+/// '+CMD' FILE` open FILE only, `vim -S F` reads F, `vim -w F` writes F. An editor that runs
+/// commands (the vi family from `+CMD`, `-c` or its input, `ed` from its input, `emacs
+/// --eval`, `kak -e`) may open any other file they name: a path that cannot be checked.
+/// `None` for another command.
+fn editor(name: &str, words: &[Word]) -> Option<FileUses> {
+    let kind = editor_kind(name)?;
+    let mut out = FileUses::default();
+    if kind != Editor::Plain {
+        out.unknown(format!("the files the commands of `{name}` may name"));
+    }
+    // An option's value: what it is, as `out` records it (`None`: no file).
+    let mut pending: Option<Option<PathUse>> = None;
+    let mut options = true;
+    // vi in Ex mode (`ex`, after `-e`/`-E`): `-s` is silent mode, no script.
+    let mut ex_mode = name == "ex";
+    // `emacsclient -e`, `nvim -l SCRIPT`: the operands are expressions or a script's
+    // arguments, no files to open.
+    let mut no_files = false;
+    let mut iter = words.iter().skip(1);
+    while let Some(w) = iter.next() {
+        if let Some(use_) = pending.take() {
+            if let Some(use_) = use_ {
+                out.file(&whole(w), use_);
+            }
+            continue;
+        }
+        let Some(v) = w.value.as_deref() else {
+            // A computed word: a file, or an option.
+            out.write(w.clone());
+            continue;
+        };
+        // `+LINE`, `+CMD`, `+/pattern`: where to start, or a command.
+        if options && v.starts_with('+') && v.len() > 1 {
+            continue;
+        }
+        if !options || v == "-" || !v.starts_with('-') {
+            if no_files || v == "-" {
+                continue;
+            }
+            // `ed !CMD` edits what the command prints.
+            if kind == Editor::Ed && v.starts_with('!') {
+                continue;
+            }
+            let w = whole(w);
+            // helix opens `FILE:ROW:COL` at that place.
+            if matches!(name, "hx" | "helix")
+                && let Some(file) = without_position(v)
+            {
+                out.file(&path(file, &w), PathUse::Write);
+            }
+            out.file(&w, PathUse::Write);
+            continue;
+        }
+        if v == "--" {
+            options = false;
+            continue;
+        }
+        match kind {
+            Editor::Vi => {
+                let Some(letters) = v.strip_prefix('-').filter(|l| !l.starts_with('-')) else {
+                    // `--cmd CMD`, `--startuptime F`, `--log F`, ...
+                    let long = &v[2..];
+                    let (long, inline) = match long.split_once('=') {
+                        Some((n, value)) => (n, Some(value)),
+                        None => (long, None),
+                    };
+                    let use_ = match long {
+                        "startuptime" | "log" | "gui-dialog-file" => Some(Some(PathUse::Write)),
+                        "cmd" | "servername" | "remote-send" | "remote-expr" | "listen"
+                        | "server" | "windowid" | "socketid" | "role" => Some(None),
+                        _ => None,
+                    };
+                    match (use_, inline) {
+                        (Some(Some(u)), Some(value)) => out.file(&path(value, w), u),
+                        (Some(u), None) => pending = Some(u),
+                        _ => {}
+                    }
+                    continue;
+                };
+                for (at, c) in letters.char_indices() {
+                    let after = &letters[at + c.len_utf8()..];
+                    let digits = after.bytes().all(|b| b.is_ascii_digit());
+                    let use_ = match c {
+                        'e' | 'E' => {
+                            ex_mode = true;
+                            continue;
+                        }
+                        // `-l SCRIPT ARGS` (nvim): a Lua script, then its arguments.
+                        'l' if name == "nvim" => {
+                            no_files = true;
+                            Some(PathUse::Read)
+                        }
+                        's' if ex_mode => continue,
+                        's' | 'S' | 'u' | 'U' | 'q' => Some(PathUse::Read),
+                        'i' => Some(PathUse::Write),
+                        // `-w N` sets the window's height; `-w F`, `-W F` record the keys typed.
+                        'w' if !after.is_empty() && digits => break,
+                        'w' | 'W' => Some(PathUse::Write),
+                        'c' | 't' | 'T' => None,
+                        // `-V[N][FILE]`: messages written to FILE.
+                        'V' => {
+                            let file = after.trim_start_matches(|c: char| c.is_ascii_digit());
+                            if !file.is_empty() {
+                                out.file(&path(file, w), PathUse::Write);
+                            }
+                            break;
+                        }
+                        _ => continue,
+                    };
+                    if !after.is_empty() {
+                        if let Some(u) = use_ {
+                            out.file(&path(after, w), u);
+                        }
+                        break;
+                    }
+                    // `-S` without a file (at the end, or before another option) sources
+                    // Session.vim; `-q` without one reads errors.err.
+                    let next = iter.clone().next().map(|n| n.value.as_deref());
+                    let next_is_value = next.is_some_and(|n| n.is_none_or(|n| !n.starts_with('-')));
+                    // vim's special names (`-u NONE`, `-i NONE`) are no files.
+                    let special = matches!(c, 'u' | 'U' | 'i')
+                        && matches!(next, Some(Some("NONE" | "NORC" | "DEFAULTS" | "NOPLUGIN")));
+                    match c {
+                        'S' if !next_is_value => out.read(literal("Session.vim")),
+                        'q' if !next_is_value => out.read(literal("errors.err")),
+                        _ => pending = Some(use_.filter(|_| !special)),
+                    }
+                    break;
+                }
+            }
+            Editor::Ed => {
+                // `-p PROMPT`, `--prompt=PROMPT`.
+                if v == "-p" || v == "--prompt" {
+                    pending = Some(None);
+                }
+            }
+            Editor::Scripted | Editor::Plain => {
+                let long = v.trim_start_matches('-');
+                let (long, inline) = match long.split_once('=') {
+                    Some((n, value)) => (n, Some(value)),
+                    None => (long, None),
+                };
+                no_files |= name == "emacsclient" && matches!(long, "e" | "eval");
+                no_files |= name == "micro" && long == "plugin";
+                let Some(use_) = editor_option(name, long) else {
+                    continue;
+                };
+                match (use_, inline) {
+                    (Some(u), Some(value)) => out.file(&path(value, w), u),
+                    (_, Some(_)) => {}
+                    (u, None) => pending = Some(u),
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Whether the option `long` (its dashes taken off) of the editor `name` takes a value, and
+/// what the value is: `Some(Some(use))` a file so used, `Some(None)` no file; `None` for a
+/// flag (or an option not known here, taken as one).
+fn editor_option(name: &str, long: &str) -> Option<Option<PathUse>> {
+    const READ: Option<Option<PathUse>> = Some(Some(PathUse::Read));
+    const WRITE: Option<Option<PathUse>> = Some(Some(PathUse::Write));
+    const VALUE: Option<Option<PathUse>> = Some(None);
+    match name {
+        "emacs" | "xemacs" | "zile" | "qemacs" => match long {
+            "l" | "load" | "script" | "insert" | "x" => READ,
+            "L" | "directory" | "eval" | "execute" | "f" | "funcall" | "u" | "user" | "d"
+            | "display" | "t" | "terminal" | "chdir" | "T" | "title" | "name" | "fn" | "font"
+            | "fg" | "foreground-color" | "bg" | "background-color" | "bd" | "border-color"
+            | "cr" | "cursor-color" | "ms" | "mouse-color" | "ib" | "internal-border" | "bw"
+            | "border-width" | "g" | "geometry" | "lsp" | "line-spacing" | "xrm" | "dump-file"
+            | "smid" | "temacs" => VALUE,
+            _ => None,
+        },
+        "emacsclient" => match long {
+            "a" | "alternate-editor" | "s" | "socket-name" | "f" | "server-file" | "d"
+            | "display" | "F" | "frame-parameters" | "T" | "tramp" | "parent-id" => VALUE,
+            _ => None,
+        },
+        "mg" => match long {
+            "u" | "b" => READ,
+            "f" => VALUE,
+            _ => None,
+        },
+        "jed" | "xjed" => match long {
+            "l" | "i" | "script" => READ,
+            "f" | "g" | "s" => VALUE,
+            _ => None,
+        },
+        "kak" => match long {
+            "e" | "E" | "f" | "i" | "c" | "s" | "p" | "ui" | "debug" => VALUE,
+            _ => None,
+        },
+        "nano" | "rnano" | "pico" => match long {
+            "f" | "rcfile" => READ,
+            "C" | "backupdir" => WRITE,
+            "T" | "tabsize" | "Y" | "syntax" | "o" | "operatingdir" | "r" | "fill" | "s"
+            | "speller" | "Q" | "quotestr" | "X" | "wordchars" | "J" | "guidestripe" => VALUE,
+            _ => None,
+        },
+        "hx" | "helix" => match long {
+            "c" | "config" => READ,
+            "log" => WRITE,
+            "w" | "working-dir" | "g" | "grammar" => VALUE,
+            _ => None,
+        },
+        // micro takes any of its settings as `-NAME VALUE` (`-tabsize 4`).
+        "micro" => match long {
+            "clean" | "version" | "options" | "debug" | "profile" | "help" | "plugin" => None,
+            _ => VALUE,
+        },
+        "ne" => match long {
+            "macro" | "keys" | "menus" => READ,
+            "prefs" | "tabsize" | "utf8" => VALUE,
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `FILE:ROW` or `FILE:ROW:COL` without its position, when it has one.
+fn without_position(v: &str) -> Option<&str> {
+    let is_number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let (rest, last) = v.rsplit_once(':')?;
+    if !is_number(last) {
+        return None;
+    }
+    Some(match rest.rsplit_once(':') {
+        Some((file, row)) if is_number(row) => file,
+        _ => rest,
+    })
+    .filter(|f| !f.is_empty())
 }
 
 /// A plain word for a path written out in full.
@@ -2670,6 +2950,8 @@ struct GitPlace {
     dir: Option<Word>,
     /// `--git-dir=DIR` or `--bare`.
     git_dir: Option<Word>,
+    /// `--work-tree`: the work tree is elsewhere, and where its paths are cannot be told.
+    work_tree: bool,
 }
 
 impl GitPlace {
@@ -2689,13 +2971,18 @@ impl GitPlace {
 }
 
 /// The files a git command writes that the path checks would not otherwise see:
-/// configuration it sets (`git config`), and the directories `git init DIR` and `git clone
-/// URL DIR` fill with a repository. `None` for any other git command, for `git config`
-/// reading, and for `git init`/`git clone` into a directory they make up themselves.
+/// configuration it sets (`git config`), the directories `git init DIR` and `git clone
+/// URL DIR` fill with a repository, and the files of the work tree it moves, removes,
+/// overwrites or reads (`git mv`, `git rm`, `git checkout [REV] -- F`, `git restore F`,
+/// `git checkout-index F`, `git merge-file`). `None` for any other git command, for `git
+/// config` reading, for `git init`/`git clone` into a directory they make up themselves,
+/// and for those that touch no file of the work tree (`git rm --cached`, `git checkout -b
+/// B`, `git restore --staged`, a dry run).
 fn git(words: &[Word]) -> Option<FileUses> {
     let mut place = GitPlace {
         dir: None,
         git_dir: None,
+        work_tree: false,
     };
     let mut i = 1;
     loop {
@@ -2722,6 +3009,12 @@ fn git(words: &[Word]) -> Option<FileUses> {
             _ if v.starts_with("--git-dir=") => {
                 place.git_dir = Some(place.place(&path(&v["--git-dir=".len()..], w)));
             }
+            _ if v == "--work-tree" || v.starts_with("--work-tree=") => {
+                place.work_tree = true;
+                if v == "--work-tree" {
+                    value(&mut i);
+                }
+            }
             _ if super::commands::GIT_VALUE_OPTIONS.contains(&v) => {
                 value(&mut i);
             }
@@ -2734,8 +3027,379 @@ fn git(words: &[Word]) -> Option<FileUses> {
         "config" => git_config(args, &place),
         "init" => git_fills(args, &place, GIT_INIT_VALUES, false),
         "clone" => git_fills(args, &place, GIT_CLONE_VALUES, true),
+        "mv" => git_mv(args, &place),
+        "rm" => git_rm(args, &place),
+        "checkout" | "restore" => git_checkout(sub, args, &place),
+        "checkout-index" => git_checkout_index(args, &place),
+        "merge-file" => git_merge_file(args, &place),
         _ => None,
     }
+}
+
+/// A git subcommand's command line as git's parse-options reads it: options anywhere before
+/// `--`, a long one in any unambiguous abbreviation, short ones bundled.
+#[derive(Default)]
+struct GitLine<'a> {
+    /// Each option (`--name` in full as the table spells it, or `-x`), with its value
+    /// when it takes one.
+    options: Vec<(String, Option<&'a Word>, Option<String>)>,
+    /// The operands before `--` (all of them when there is none).
+    operands: Vec<&'a Word>,
+    /// The words after `--`.
+    after: Vec<&'a Word>,
+    /// Whether `--` was given.
+    dashdash: bool,
+}
+
+impl GitLine<'_> {
+    /// Whether one of `names` is given (`-x` or `--long`, as the table spells it).
+    fn has(&self, names: &[&str]) -> bool {
+        self.options
+            .iter()
+            .any(|(n, _, _)| names.contains(&n.as_str()))
+    }
+
+    /// The values given to `name`: a word of their own, or the text after `=` or after the
+    /// letter (with the word it is in, for how it is quoted).
+    fn values(&self, name: &str) -> Vec<Word> {
+        self.options
+            .iter()
+            .filter(|(n, _, _)| n == name)
+            .filter_map(|(_, w, inline)| match (w, inline) {
+                (Some(w), Some(v)) => Some(path(v.as_str(), w)),
+                (Some(w), None) => Some(whole(w)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Reads a git subcommand's `args`: `shorts` are the short options that take a value,
+/// `longs` the long options known (those that take a value end with `=`). A long option the
+/// table does not know is kept as written; a computed word is an operand.
+fn git_line<'a>(args: &'a [Word], shorts: &str, longs: &[&str]) -> GitLine<'a> {
+    let mut line = GitLine::default();
+    let mut iter = args.iter();
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            line.operands.push(w);
+            continue;
+        };
+        if v == "--" {
+            line.dashdash = true;
+            line.after.extend(iter.by_ref());
+            break;
+        }
+        if let Some(long) = v.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, value)) => (n, Some(value.to_owned())),
+                None => (long, None),
+            };
+            // The whole name, else the one option it abbreviates.
+            let known = longs
+                .iter()
+                .find(|l| l.trim_end_matches('=') == name)
+                .or_else(|| {
+                    let mut found = longs
+                        .iter()
+                        .filter(|l| !name.is_empty() && l.starts_with(name));
+                    let first = found.next()?;
+                    found.next().is_none().then_some(first)
+                });
+            let Some(spec) = known else {
+                line.options.push((v.to_owned(), Some(w), inline));
+                continue;
+            };
+            let full = format!("--{}", spec.trim_end_matches('='));
+            let value = match (spec.ends_with('='), inline) {
+                (true, None) => (iter.next(), None),
+                (_, inline) => (Some(w), inline),
+            };
+            line.options.push((full, value.0, value.1));
+            continue;
+        }
+        if v.len() > 1 && v.starts_with('-') {
+            let letters = &v[1..];
+            for (at, c) in letters.char_indices() {
+                if shorts.contains(c) {
+                    let after = &letters[at + c.len_utf8()..];
+                    let value = if after.is_empty() {
+                        (iter.next(), None)
+                    } else {
+                        (Some(w), Some(after.to_owned()))
+                    };
+                    line.options.push((format!("-{c}"), value.0, value.1));
+                    break;
+                }
+                line.options.push((format!("-{c}"), None, None));
+            }
+            continue;
+        }
+        line.operands.push(w);
+    }
+    line
+}
+
+/// A pathspec of git's (`src/main.rs`, `'*.rs'`, `':(glob)src/*'`), from where git works:
+/// one git matches itself (a glob bash left alone, a `:` magic) or in a work tree elsewhere
+/// names files that cannot be told here.
+fn git_pathspec(w: &Word, place: &GitPlace) -> Word {
+    match w.value.as_deref() {
+        _ if place.work_tree => unknown(format!("the pathspec {} in another work tree", w.raw)),
+        Some(v) if v.starts_with(':') || (!w.glob && v.contains(['*', '?', '['])) => {
+            unknown(format!("the files git matches with the pathspec {}", w.raw))
+        }
+        _ => place.place(w),
+    }
+}
+
+/// `--pathspec-from-file=F`: F is read (`-`: standard input), and the pathspecs it lists
+/// cannot be checked.
+fn git_pathspec_file(out: &mut FileUses, line: &GitLine<'_>, place: &GitPlace, use_: PathUse) {
+    for f in line.values("--pathspec-from-file") {
+        out.file(&place.place(&f), PathUse::Read);
+        out.files
+            .push((unknown(format!("the pathspecs {} lists", f.raw)), use_));
+    }
+}
+
+/// `git mv [-f] [-k] [-n] SOURCE... DEST`: each source is read and moved away (with
+/// everything under it), DEST written, and DEST/<name of each source> when DEST is a
+/// directory. A dry run (`-n`) moves nothing.
+fn git_mv(args: &[Word], place: &GitPlace) -> Option<FileUses> {
+    let line = git_line(args, "", &["force", "dry-run", "verbose", "sparse"]);
+    if line.has(&["-n", "--dry-run"]) {
+        return None;
+    }
+    let operands: Vec<&Word> = line.operands.iter().chain(&line.after).copied().collect();
+    let (dest, sources) = operands.split_last()?;
+    let mut out = FileUses {
+        changes_trees: true,
+        ..FileUses::default()
+    };
+    for s in sources {
+        let s = git_pathspec(s, place);
+        out.file(&s, PathUse::Read);
+        out.file(&s, PathUse::Write);
+    }
+    let dest = git_pathspec(dest, place);
+    out.file(&dest, PathUse::Write);
+    for s in sources {
+        let name = s.value.as_deref().map(|v| v.trim_end_matches('/'));
+        if let Some(name) = name
+            .and_then(|v| v.rsplit('/').next())
+            .filter(|n| !n.is_empty())
+        {
+            out.file(&word_under(Some(&dest), &literal(name)), PathUse::Write);
+        }
+    }
+    Some(out)
+}
+
+/// `git rm [-r] PATHSPEC...`: each file it selects is deleted (with `-r`, everything under a
+/// directory). `--cached` takes them out of the index only, `-n` deletes nothing.
+fn git_rm(args: &[Word], place: &GitPlace) -> Option<FileUses> {
+    let line = git_line(
+        args,
+        "",
+        &[
+            "force",
+            "dry-run",
+            "cached",
+            "ignore-unmatch",
+            "sparse",
+            "quiet",
+            "pathspec-from-file=",
+            "pathspec-file-nul",
+        ],
+    );
+    if line.has(&["-n", "--dry-run", "--cached"]) {
+        return None;
+    }
+    let mut out = FileUses {
+        changes_trees: line.has(&["-r"]),
+        ..FileUses::default()
+    };
+    git_pathspec_file(&mut out, &line, place, PathUse::Write);
+    for w in line.operands.iter().chain(&line.after) {
+        out.file(&git_pathspec(w, place), PathUse::Write);
+    }
+    Some(out)
+}
+
+/// `git checkout [REV] [--] PATHSPEC...` and `git restore [--source=REV] PATHSPEC...`: the
+/// files they select are written over, everything under a directory (a
+/// [`FileUses::filled_dirs`] directory). Without `--`, `git checkout`'s first operand is a
+/// branch or a path: `git checkout NAME` alone (no `/`) is most likely a branch, checked as
+/// a path written and no more. With `-b`, `-B`, `--orphan` or `--detach` it switches
+/// branches only. `git restore --staged` without `--worktree` writes the index only.
+fn git_checkout(sub: &str, args: &[Word], place: &GitPlace) -> Option<FileUses> {
+    let line = if sub == "restore" {
+        git_line(
+            args,
+            "s",
+            &[
+                "source=",
+                "staged",
+                "worktree",
+                "patch",
+                "quiet",
+                "progress",
+                "ours",
+                "theirs",
+                "merge",
+                "conflict=",
+                "ignore-unmerged",
+                "overlay",
+                "no-overlay",
+                "recurse-submodules",
+                "ignore-skip-worktree-bits",
+                "pathspec-from-file=",
+                "pathspec-file-nul",
+            ],
+        )
+    } else {
+        git_line(
+            args,
+            "bB",
+            &[
+                "orphan=",
+                "conflict=",
+                "pathspec-from-file=",
+                "pathspec-file-nul",
+                "detach",
+                "quiet",
+                "force",
+                "merge",
+                "ours",
+                "theirs",
+                "patch",
+                "guess",
+                "no-guess",
+                "overlay",
+                "no-overlay",
+                "progress",
+                "no-track",
+                "ignore-skip-worktree-bits",
+                "ignore-other-worktrees",
+                "recurse-submodules",
+            ],
+        )
+    };
+    if sub == "restore" && line.has(&["-S", "--staged"]) && !line.has(&["-W", "--worktree"]) {
+        return None;
+    }
+    if sub == "checkout" && line.has(&["-b", "-B", "--orphan", "--detach"]) {
+        return None;
+    }
+    let mut out = FileUses::default();
+    git_pathspec_file(&mut out, &line, place, PathUse::Write);
+    // Before `--`, `git checkout` takes one revision.
+    let before: &[&Word] = if sub == "checkout" && line.dashdash {
+        &[]
+    } else {
+        &line.operands
+    };
+    // `git checkout NAME`: a branch most of the time, checked as a path (a directory of that
+    // name is matched by the rules on it).
+    let branch = sub == "checkout" && !line.dashdash && before.len() == 1 && {
+        let v = before[0].value.as_deref().unwrap_or("/");
+        !v.contains('/') && !matches!(v, "." | "..")
+    };
+    for w in before.iter().chain(&line.after) {
+        let w = git_pathspec(w, place);
+        out.file(&w, PathUse::Write);
+        // A directory's files are written, whatever their names.
+        if !branch && w.value.is_some() {
+            out.filled_dirs.push(w);
+        }
+    }
+    (!out.files.is_empty()).then_some(out)
+}
+
+/// `git checkout-index [--prefix=P] [-a] [--] FILE...`: each file is written at P followed
+/// by its path (by default, where it is), every file of the index with `-a` (files whose
+/// names the command line does not say), those its input lists with `--stdin`; with
+/// `--temp` the files written are temporary ones.
+fn git_checkout_index(args: &[Word], place: &GitPlace) -> Option<FileUses> {
+    let line = git_line(
+        args,
+        "",
+        &[
+            "index-output=",
+            "all",
+            "force",
+            "quiet",
+            "no-create",
+            "temp",
+            "stdin",
+            "prefix=",
+            "stage=",
+            "ignore-skip-worktree-bits",
+        ],
+    );
+    let mut out = FileUses::default();
+    if line.has(&["--temp"]) {
+        return None;
+    }
+    let prefix = line.values("--prefix").pop();
+    // The prefix is put before each path as text (`--prefix=out/` or `--prefix=x-`).
+    let at = |file: &str| match &prefix {
+        Some(p) => match p.value.as_deref() {
+            Some(pv) => place.place(&path(format!("{pv}{file}"), p)),
+            None => unknown(format!("{file} under the computed prefix {}", p.raw)),
+        },
+        None => place.place(&literal(file)),
+    };
+    if line.has(&["-a", "--all"]) {
+        out.fill(at("."));
+    }
+    if line.has(&["--stdin"]) {
+        out.write(unknown("the files git checkout-index reads from its input"));
+    }
+    for w in line.operands.iter().chain(&line.after) {
+        let w = match w.value.as_deref() {
+            Some(v) if !place.work_tree => at(v),
+            _ => git_pathspec(w, place),
+        };
+        out.file(&w, PathUse::Write);
+    }
+    (!out.files.is_empty()).then_some(out)
+}
+
+/// `git merge-file [-p] CURRENT BASE OTHER`: the three files are read, and CURRENT written
+/// with the merge unless it is printed (`-p`, `--stdout`). With `--object-id` they are
+/// blobs, no files ([`git_content`](super::commands::git_content)).
+fn git_merge_file(args: &[Word], place: &GitPlace) -> Option<FileUses> {
+    let line = git_line(
+        args,
+        "L",
+        &[
+            "stdout",
+            "object-id",
+            "diff-algorithm=",
+            "diff3",
+            "zdiff3",
+            "ours",
+            "theirs",
+            "union",
+            "marker-size=",
+            "quiet",
+        ],
+    );
+    if line.has(&["--object-id"]) {
+        return None;
+    }
+    let prints = line.has(&["-p", "--stdout"]);
+    let mut out = FileUses::default();
+    for (n, w) in line.operands.iter().chain(&line.after).enumerate() {
+        let w = place.place(w);
+        out.file(&w, PathUse::Read);
+        if n == 0 && !prints {
+            out.file(&w, PathUse::Write);
+        }
+    }
+    Some(out)
 }
 
 /// What `git config ARGS` writes, when it sets (or unsets, renames, removes, edits)
@@ -3442,6 +4106,67 @@ mod tests {
         );
         check("patch -d \"$D\" -p1", &["W ?", "F ?"]);
         check("patch -p\"$N\" < fix.diff", &["W .", "F ."]);
+    }
+
+    /// An editor writes the files it opens, not its options' values (`-c CMD`, `+CMD`, `-u
+    /// NONE`); its script files are read, its logs written; the vi family and `ed` may open
+    /// what their commands name (`?`).
+    #[test]
+    fn editor_files() {
+        check("nano +3 -T 4 a.txt", &["W a.txt"]);
+        check("nano --rcfile=rc -- -x", &["R rc", "W -x"]);
+        check(
+            "vim -c 'set nu' -S s.vim a.rs",
+            &["W ?", "R s.vim", "W a.rs"],
+        );
+        check("vim -u NONE -i NONE a.rs", &["W ?", "W a.rs"]);
+        check("vim -s keys.txt a.rs", &["W ?", "R keys.txt", "W a.rs"]);
+        check("vim -es a.rs", &["W ?", "W a.rs"]);
+        check("ex -s '+%p' '+q!' .env", &["W ?", "W .env"]);
+        check("vim -S", &["W ?", "R Session.vim"]);
+        check("vim -V9log -w10 a", &["W ?", "W log", "W a"]);
+        check("nvim -l x.lua a b", &["W ?", "R x.lua"]);
+        check("ed -p '> ' -s f", &["W ?", "W f"]);
+        check("ed '!ls'", &["W ?"]);
+        check(
+            "emacs --batch --eval '(x)' -l init.el f",
+            &["W ?", "R init.el", "W f"],
+        );
+        check("emacsclient -e '(x)'", &["W ?"]);
+        check("hx src/a.rs:3:4", &["W src/a.rs", "W src/a.rs:3:4"]);
+        check("micro -tabsize 4 f", &["W f"]);
+        check("kak -e 'exec x' f", &["W ?", "W f"]);
+    }
+
+    /// git's commands that name files in the work tree: moved, removed, overwritten, merged.
+    #[test]
+    fn git_work_tree_files() {
+        check(
+            "git mv a dir/b d",
+            &["R a", "W a", "R dir/b", "W dir/b", "W d", "W d/a", "W d/b"],
+        );
+        check("git mv -n a b", &[]);
+        check("git -C sub rm -r -- x", &["W sub/x"]);
+        check("git rm --cached x", &[]);
+        check("git rm '*.rs' ':!x'", &["W ?", "W ?"]);
+        check("git rm --pathspec-from-file=l", &["R l", "W ?"]);
+        check("git --work-tree=/w rm x", &["W ?"]);
+        check("git checkout main", &["W main"]);
+        check("git checkout -b x origin/x", &[]);
+        check(
+            "git checkout HEAD~1 -- a b/",
+            &["W a", "W b/", "F a", "F b/"],
+        );
+        check("git checkout HEAD a", &["W HEAD", "W a", "F HEAD", "F a"]);
+        check("git restore -s HEAD .", &["W .", "F ."]);
+        check("git restore --staged a", &[]);
+        check("git restore -S --worktree a", &["W a", "F a"]);
+        check("git checkout-index --prefix=out/ -f a", &["W out/a"]);
+        check("git checkout-index -a", &["W .", "F ."]);
+        check("git checkout-index --temp a", &[]);
+        check("git merge-file a b c", &["R a", "W a", "R b", "R c"]);
+        check("git merge-file -L x -p a b c", &["R a", "R b", "R c"]);
+        check("git merge-file --object-id a b c", &[]);
     }
 
     #[test]

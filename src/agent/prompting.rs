@@ -239,11 +239,23 @@ impl TerminalPrompter {
         }
     }
 
+    /// Runs the Notification hooks for a question about a `tool_name` call. They are told
+    /// the asking call's user prompt (`prompt_id`) and, for a sub-agent's call, its agent
+    /// (`agent_id`, `agent_type`), as that call's PreToolUse and PermissionRequest hooks
+    /// are ([`NamedAsks`] says which call asks); the session's context knows neither.
     fn notify(&self, tool_name: &str) {
         let Some((hooks, ctx)) = &self.notify else {
             return;
         };
-        let (hooks, ctx) = (Arc::clone(hooks), ctx.clone());
+        let (hooks, mut ctx) = (Arc::clone(hooks), ctx.clone());
+        if let Ok(asker) = ASKER.try_with(Clone::clone) {
+            if let Some(prompt_id) = asker.prompt_id {
+                ctx = ctx.with_prompt_id(prompt_id);
+            }
+            if let Some(agent) = asker.agent {
+                ctx = ctx.with_agent(agent);
+            }
+        }
         let message = format!("Claude needs your permission to use {tool_name}");
         let mut set = self
             .notifications

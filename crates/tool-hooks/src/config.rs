@@ -12,7 +12,8 @@ use tool_core::RuleSource;
 
 use crate::http::{UrlRefusal, url_refusal};
 use crate::matcher::{Matcher, if_rule_problem, stray_whitespace_warning};
-use crate::native::NativeHook;
+use crate::native::{NativeHook, NativeHookError};
+use crate::output::{HookOutput, HookSpecificOutput, PermissionRequestDecision};
 
 /// Every hook event name Claude Code knows (`HOOK_EVENTS`, 2.1.333).
 pub const HOOK_EVENTS: &[&str] = &[
@@ -208,6 +209,10 @@ pub struct HookHandler {
     pub path: Option<PathBuf>,
     /// Identity for de-duplication: identical handlers from several files run once.
     pub(crate) dedupe_key: String,
+    /// An `if` was given that is no string (`if_condition` is then `None`): on tool events
+    /// the hook runs for every call its matcher selects, as an `if` matched by failing open
+    /// (it may refuse the call, never approve it); on other events it never runs.
+    pub(crate) if_unreadable: bool,
 }
 
 impl HookHandler {
@@ -236,6 +241,7 @@ impl HookHandler {
             source: RuleSource::Session,
             path: None,
             dedupe_key,
+            if_unreadable: false,
         }
     }
 
@@ -297,7 +303,10 @@ pub struct Diagnostic {
 }
 
 /// What the loader adds after a problem to say what it did about it, as loading goes on.
+/// Each tail starts with one of [`TAIL_MARKS`] and holds none after its start, so that
+/// [`Diagnostic::stopping_the_command`] can cut it off.
 const GROUP_SKIPPED: &str = "; group skipped";
+const HANDLER_SKIPPED: &str = "; handler skipped";
 const SKIPPED: &str = "; skipped";
 const IGNORED: &str = "; ignored";
 /// The tail of a wrong-typed `allowedHttpHookUrls` in a load that goes on.
@@ -305,49 +314,60 @@ const EMPTY_URL_LIST: &str = "; read as an empty list: no http hook runs";
 /// The tail of a wrong-typed `httpHookAllowedEnvVars` in a load that goes on.
 const EMPTY_ENV_LIST: &str =
     "; read as an empty list: no environment variable is expanded in http hook headers";
+/// How every tail of a load that goes on starts.
+const TAIL_MARKS: &[&str] = &[
+    GROUP_SKIPPED,
+    HANDLER_SKIPPED,
+    SKIPPED,
+    IGNORED,
+    "; read as ",
+];
+
+/// Events whose hooks guard a call (they can refuse it): a handler or group of theirs that
+/// cannot be run as written refuses the calls it would see instead of being dropped.
+const GUARD_EVENTS: &[&str] = &["PreToolUse", "PermissionRequest"];
 
 impl Diagnostic {
     /// The diagnostic as an error that stops the command (a hook `--settings` gives that
     /// cannot be read): what is wrong and where, without the `; group skipped`,
-    /// `; skipped` or `; ignored` of a load that goes on without that part.
+    /// `; handler skipped`, `; skipped`, `; ignored` or `; read as ...` of a load that goes
+    /// on without that part (or reads it another way).
     pub fn stopping_the_command(&self) -> String {
-        let mut message = self.message.as_str();
-        for tail in [
-            GROUP_SKIPPED,
-            SKIPPED,
-            IGNORED,
-            EMPTY_URL_LIST,
-            EMPTY_ENV_LIST,
-        ] {
-            if let Some(problem) = message.strip_suffix(tail) {
-                message = problem;
-                break;
-            }
-        }
+        // The tail comes after anything quoted from the settings, so its mark is the last.
+        let cut = TAIL_MARKS
+            .iter()
+            .filter_map(|mark| self.message.rfind(mark))
+            .max();
+        let message = cut.map_or(self.message.as_str(), |at| &self.message[..at]);
         Self {
             message: message.to_owned(),
             ..self.clone()
         }
         .to_string()
     }
+
+    /// Where the problem is: the file (or the inline value) and the JSON location.
+    fn place(&self) -> String {
+        let mut place = match (&self.path, self.source) {
+            (Some(p), _) => p.display().to_string(),
+            // Inline JSON given on the command line is named by its flag.
+            (None, Some(RuleSource::FlagSettings)) => "--settings".to_owned(),
+            (None, Some(s)) => match serde_json::to_value(s) {
+                Ok(Value::String(name)) => format!("inline {name} value"),
+                _ => format!("inline {s:?} value"),
+            },
+            (None, None) => "settings".to_owned(),
+        };
+        if !self.location.is_empty() {
+            place.push_str(&format!(" ({})", self.location));
+        }
+        place
+    }
 }
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.path, self.source) {
-            (Some(p), _) => write!(f, "{}", p.display())?,
-            // Inline JSON given on the command line is named by its flag.
-            (None, Some(RuleSource::FlagSettings)) => f.write_str("--settings")?,
-            (None, Some(s)) => match serde_json::to_value(s) {
-                Ok(Value::String(name)) => write!(f, "inline {name} value")?,
-                _ => write!(f, "inline {s:?} value")?,
-            },
-            (None, None) => f.write_str("settings")?,
-        }
-        if !self.location.is_empty() {
-            write!(f, " ({})", self.location)?;
-        }
-        write!(f, ": {}", self.message)
+        write!(f, "{}: {}", self.place(), self.message)
     }
 }
 
@@ -447,150 +467,116 @@ fn canonical(v: &Value) -> String {
 /// Hook types Claude Code knows that this tool layer does not run (they need a model).
 const UNSUPPORTED_TYPES: &[&str] = &["prompt", "agent", "mcp_tool"];
 
+/// A wrongly typed handler field that has a safe reading: the field and what the warning
+/// says (the problem, then how the field was read).
+struct FieldNote {
+    field: &'static str,
+    message: String,
+}
+
+/// Why a handler is not configured as written.
+enum Unread {
+    /// A handler type this tool layer does not run, by design (the message says so).
+    Unsupported(String),
+    /// It cannot be run as written: what is wrong (what it would run, or how, is unknown).
+    Invalid(String),
+}
+
+/// Reads one handler. A wrongly typed field with a safe reading (`statusMessage`,
+/// `timeout`, `async`, `asyncRewake`, `onFailure`, `if`) is read that way and noted; any
+/// other problem leaves the handler unread.
 fn parse_handler(
     value: &Value,
+    event: &str,
     source: RuleSource,
     path: Option<&PathBuf>,
-) -> Result<Option<HookHandler>, String> {
+) -> Result<(HookHandler, Vec<FieldNote>), Unread> {
     let obj = value.as_object().ok_or_else(|| {
-        format!(
+        Unread::Invalid(format!(
             "a hook handler must be an object, got {}",
             tool_core::shown_setting(value)
-        )
+        ))
     })?;
-    let ty = match obj.get("type") {
-        Some(Value::String(s)) => s.as_str(),
-        None => "command",
+    let mut notes = Vec::new();
+    let kind = handler_kind(obj, &mut notes)?;
+    let (if_condition, if_unreadable) = match obj.get("if") {
+        None | Some(Value::Null) => (None, false),
+        Some(Value::String(rule)) => (Some(rule.clone()), false),
         Some(other) => {
-            return Err(format!(
-                "`type` must be a string, got {}",
+            let problem = format!(
+                "`if` must be a string (one permission rule), got {}",
                 tool_core::shown_setting(other)
-            ));
-        }
-    };
-    let kind = match ty {
-        "command" => {
-            let command = opt_string(obj, "command")?
-                .filter(|c| !c.trim().is_empty())
-                .ok_or("a command hook needs a non-empty `command` string")?;
-            let args = match obj.get("args") {
-                None | Some(Value::Null) => None,
-                Some(Value::Array(items)) => Some(
-                    items
-                        .iter()
-                        .map(|a| {
-                            a.as_str().map(str::to_owned).ok_or_else(|| {
-                                format!(
-                                    "`args` must hold strings, got {}",
-                                    tool_core::shown_setting(a)
-                                )
-                            })
-                        })
-                        .collect::<Result<Vec<_>, _>>()?,
-                ),
-                Some(other) => {
-                    return Err(format!(
-                        "`args` must be an array of strings, got {}",
-                        tool_core::shown_setting(other)
-                    ));
-                }
-            };
-            let shell = opt_string(obj, "shell")?;
-            if let Some(s) = &shell
-                && s != "bash"
-                && s != "powershell"
-            {
-                return Err(format!(
-                    "`shell` must be \"bash\" or \"powershell\", got {s:?}"
-                ));
+            );
+            if !TOOL_EVENTS.contains(&event) {
+                // `if` keeps a hook off every other event: it would never run.
+                return Err(Unread::Invalid(problem));
             }
-            let flag = |key: &str| match obj.get(key) {
-                None | Some(Value::Null) => Ok(false),
-                Some(Value::Bool(b)) => Ok(*b),
-                Some(other) => Err(format!(
-                    "`{key}` must be a boolean, got {}",
-                    tool_core::shown_setting(other)
-                )),
-            };
-            // "asyncRewake: If true, runs in background and wakes Claude on exit code 2.
-            // Implies async."
-            let async_rewake = flag("asyncRewake")?;
-            let is_async = flag("async")? || async_rewake;
-            HandlerKind::Command(CommandHandler {
-                command,
-                args,
-                shell,
-                is_async,
-                async_rewake,
-            })
+            notes.push(FieldNote {
+                field: "if",
+                message: format!(
+                    "{problem}{IGNORED}: the hook runs for every call its matcher selects, and may refuse one but never approve it"
+                ),
+            });
+            (None, true)
         }
-        "http" => {
-            let url = opt_string(obj, "url")?.ok_or("an http hook needs a `url` string")?;
-            let headers = match obj.get("headers") {
-                None | Some(Value::Null) => BTreeMap::new(),
-                Some(Value::Object(h)) => h
-                    .iter()
-                    .map(|(k, v)| {
-                        v.as_str()
-                            .map(|s| (k.clone(), s.to_owned()))
-                            .ok_or_else(|| format!("header {k:?} must be a string"))
-                    })
-                    .collect::<Result<_, _>>()?,
-                Some(other) => {
-                    return Err(format!(
-                        "`headers` must be an object, got {}",
-                        tool_core::shown_setting(other)
-                    ));
-                }
-            };
-            let allowed_env_vars = match obj.get("allowedEnvVars") {
-                None | Some(Value::Null) => Vec::new(),
-                Some(Value::Array(a)) => a
-                    .iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect(),
-                Some(other) => {
-                    return Err(format!(
-                        "`allowedEnvVars` must be an array, got {}",
-                        tool_core::shown_setting(other)
-                    ));
-                }
-            };
-            HandlerKind::Http(HttpHandler {
-                url,
-                headers,
-                allowed_env_vars,
-            })
-        }
-        _ if UNSUPPORTED_TYPES.contains(&ty) => {
-            return Err(format!(
-                "hook type {ty:?} is not supported by Toolwright's tool layer; handler skipped"
-            ));
-        }
-        other => return Err(format!("unknown hook type {other:?}")),
     };
-    let if_condition = opt_string(obj, "if")?;
     let timeout = match obj.get("timeout") {
         None | Some(Value::Null) => None,
-        Some(v) => Some(parse_timeout(v)?),
+        Some(v) => match parse_timeout(v) {
+            Ok(timeout) => Some(timeout),
+            Err(problem) => {
+                notes.push(FieldNote {
+                    field: "timeout",
+                    message: format!(
+                        "{problem}{IGNORED}: the hook runs with the default timeout ({} s)",
+                        default_timeout(event).as_secs()
+                    ),
+                });
+                None
+            }
+        },
     };
-    let on_failure = match opt_string(obj, "onFailure")?.as_deref() {
-        None | Some("continue") => OnFailure::Continue,
-        Some("block") => OnFailure::Block,
+    let on_failure = match obj.get("onFailure") {
+        None | Some(Value::Null) => OnFailure::Continue,
+        Some(Value::String(s)) if s == "continue" => OnFailure::Continue,
+        Some(Value::String(s)) if s == "block" => OnFailure::Block,
+        // The stricter of the two: a guard that fails refuses the call.
         Some(other) => {
-            return Err(format!(
-                "`onFailure` must be \"continue\" or \"block\", got {other:?}"
-            ));
+            notes.push(FieldNote {
+                field: "onFailure",
+                message: format!(
+                    "`onFailure` must be \"continue\" or \"block\", got {}; read as \"block\": a failure of the hook blocks, as exit code 2 does",
+                    tool_core::shown_setting(other)
+                ),
+            });
+            OnFailure::Block
         }
     };
-    let status_message = opt_string(obj, "statusMessage")?;
+    let status_message = match opt_string(obj, "statusMessage") {
+        Ok(message) => message,
+        Err(problem) => {
+            notes.push(FieldNote {
+                field: "statusMessage",
+                message: format!("{problem}{IGNORED}: the hook runs without a status message"),
+            });
+            None
+        }
+    };
     // Identity, as Claude Code's: what runs and when (the shell, the command or URL, the
     // `if`), not how (timeout, status message, async): the same script in user and project
     // settings runs once, with the settings of the later file. The shell is the program
     // that would run the command (`sh` when `shell` is absent, as execution has it; none in
     // exec form): Claude Code defaults both to bash, but here `"shell": "bash"` runs bash
-    // and no `shell` runs sh, so the two are different hooks.
-    let condition = if_condition.as_deref().unwrap_or("");
+    // and no `shell` runs sh, so the two are different hooks. An `if` that cannot be read
+    // is part of it too, as given: such a hook runs where one without `if` would not.
+    let condition = match (&if_condition, if_unreadable) {
+        (Some(rule), _) => rule.clone(),
+        (None, true) => format!(
+            "\u{0}unreadable:{}",
+            obj.get("if").map(canonical).unwrap_or_default()
+        ),
+        (None, false) => String::new(),
+    };
     let dedupe_key = match &kind {
         HandlerKind::Command(c) => canonical(&serde_json::json!([
             "command",
@@ -602,16 +588,229 @@ fn parse_handler(
         HandlerKind::Http(h) => canonical(&serde_json::json!(["http", h.url, condition])),
         HandlerKind::Native(hook) => format!("native:{:p}", Arc::as_ptr(hook)),
     };
-    Ok(Some(HookHandler {
-        kind,
-        if_condition,
-        timeout,
-        status_message,
-        on_failure,
-        source,
-        path: path.cloned(),
-        dedupe_key,
+    Ok((
+        HookHandler {
+            kind,
+            if_condition,
+            timeout,
+            status_message,
+            on_failure,
+            source,
+            path: path.cloned(),
+            dedupe_key,
+            if_unreadable,
+        },
+        notes,
+    ))
+}
+
+/// What a handler runs: its `type` and the fields that say what runs (`command`, `args`,
+/// `shell`; `url`, `headers`, `allowedEnvVars`), which must be as documented, and how
+/// (`async`, `asyncRewake`: one that is no boolean is read as false, so the hook's answer
+/// counts, and noted).
+fn handler_kind(
+    obj: &Map<String, Value>,
+    notes: &mut Vec<FieldNote>,
+) -> Result<HandlerKind, Unread> {
+    let ty = match obj.get("type") {
+        Some(Value::String(s)) => s.as_str(),
+        None => "command",
+        Some(other) => {
+            return Err(Unread::Invalid(format!(
+                "`type` must be a string, got {}",
+                tool_core::shown_setting(other)
+            )));
+        }
+    };
+    match ty {
+        "command" => command_kind(obj, notes).map_err(Unread::Invalid),
+        "http" => http_kind(obj).map_err(Unread::Invalid),
+        _ if UNSUPPORTED_TYPES.contains(&ty) => Err(Unread::Unsupported(format!(
+            "hook type {ty:?} is not supported by Toolwright's tool layer{HANDLER_SKIPPED}"
+        ))),
+        other => Err(Unread::Invalid(format!("unknown hook type {other:?}"))),
+    }
+}
+
+fn command_kind(
+    obj: &Map<String, Value>,
+    notes: &mut Vec<FieldNote>,
+) -> Result<HandlerKind, String> {
+    let command = opt_string(obj, "command")?
+        .filter(|c| !c.trim().is_empty())
+        .ok_or("a command hook needs a non-empty `command` string")?;
+    let args = match obj.get("args") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) => Some(
+            items
+                .iter()
+                .map(|a| {
+                    a.as_str().map(str::to_owned).ok_or_else(|| {
+                        format!(
+                            "`args` must hold strings, got {}",
+                            tool_core::shown_setting(a)
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        Some(other) => {
+            return Err(format!(
+                "`args` must be an array of strings, got {}",
+                tool_core::shown_setting(other)
+            ));
+        }
+    };
+    let shell = opt_string(obj, "shell")?;
+    if let Some(s) = &shell
+        && s != "bash"
+        && s != "powershell"
+    {
+        return Err(format!(
+            "`shell` must be \"bash\" or \"powershell\", got {}",
+            tool_core::shown_setting(&Value::String(s.clone()))
+        ));
+    }
+    let mut flag = |key: &'static str| match obj.get(key) {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            notes.push(FieldNote {
+                field: key,
+                message: format!(
+                    "`{key}` must be a boolean, got {}; read as false: the hook runs in the foreground and its answer counts",
+                    tool_core::shown_setting(other)
+                ),
+            });
+            false
+        }
+    };
+    // "asyncRewake: If true, runs in background and wakes Claude on exit code 2.
+    // Implies async."
+    let async_rewake = flag("asyncRewake");
+    let is_async = flag("async") || async_rewake;
+    Ok(HandlerKind::Command(CommandHandler {
+        command,
+        args,
+        shell,
+        is_async,
+        async_rewake,
     }))
+}
+
+fn http_kind(obj: &Map<String, Value>) -> Result<HandlerKind, String> {
+    let url = opt_string(obj, "url")?.ok_or("an http hook needs a `url` string")?;
+    let headers = match obj.get("headers") {
+        None | Some(Value::Null) => BTreeMap::new(),
+        Some(Value::Object(h)) => h
+            .iter()
+            .map(|(k, v)| {
+                v.as_str()
+                    .map(|s| (k.clone(), s.to_owned()))
+                    .ok_or_else(|| format!("header {k:?} must be a string"))
+            })
+            .collect::<Result<_, _>>()?,
+        Some(other) => {
+            return Err(format!(
+                "`headers` must be an object, got {}",
+                tool_core::shown_setting(other)
+            ));
+        }
+    };
+    let allowed_env_vars = match obj.get("allowedEnvVars") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+        Some(other) => {
+            return Err(format!(
+                "`allowedEnvVars` must be an array, got {}",
+                tool_core::shown_setting(other)
+            ));
+        }
+    };
+    Ok(HandlerKind::Http(HttpHandler {
+        url,
+        headers,
+        allowed_env_vars,
+    }))
+}
+
+/// Whether a handler says it runs in the background (`async` or `asyncRewake` is `true`):
+/// such a hook decides nothing, so one that cannot be read refuses nothing either.
+fn declared_async(value: &Value) -> bool {
+    ["async", "asyncRewake"]
+        .iter()
+        .any(|key| value.get(key) == Some(&Value::Bool(true)))
+}
+
+/// A PreToolUse or PermissionRequest hook (or matcher group) that cannot be run as written,
+/// kept in its place: it refuses every call it would have seen, saying why (a blocking
+/// error on PreToolUse, a deny on PermissionRequest), as a guard that cannot be started
+/// does. Dropping it would let through what it was there to stop.
+struct Unrunnable {
+    /// Where it is configured (`FILE (hooks.PreToolUse[0].hooks[1])`).
+    name: String,
+    /// What is wrong with it.
+    problem: String,
+}
+
+#[async_trait::async_trait]
+impl NativeHook for Unrunnable {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn run(
+        &self,
+        input: &Value,
+        _ctx: &tool_core::ToolUseContext,
+    ) -> Result<HookOutput, NativeHookError> {
+        let why = format!(
+            "[{}]: cannot be read, so the call is refused (the hook may have refused it): {}",
+            self.name, self.problem
+        );
+        if input.get("hook_event_name").and_then(Value::as_str) == Some("PermissionRequest") {
+            let tool = input
+                .get("tool_name")
+                .and_then(Value::as_str)
+                .unwrap_or("this tool");
+            let mut hso = HookSpecificOutput::for_event("PermissionRequest");
+            hso.decision = Some(PermissionRequestDecision::Deny {
+                message: Some(format!("Permission to use {tool} denied: {why}")),
+                interrupt: None,
+            });
+            return Ok(HookOutput {
+                hook_specific_output: Some(hso),
+                ..HookOutput::default()
+            });
+        }
+        Err(NativeHookError::Blocking(why))
+    }
+}
+
+/// The handler standing for an [`Unrunnable`] hook configured at `place`; `value` is what
+/// was configured (its `if`, when that is a rule, still limits the calls it refuses).
+fn unrunnable(
+    value: Option<&Value>,
+    place: String,
+    problem: String,
+    source: RuleSource,
+    path: Option<&PathBuf>,
+) -> HookHandler {
+    let mut handler = HookHandler::native(Arc::new(Unrunnable {
+        name: place,
+        problem,
+    }));
+    match value.and_then(|v| v.get("if")) {
+        None | Some(Value::Null) => {}
+        Some(Value::String(rule)) => handler.if_condition = Some(rule.clone()),
+        Some(_) => handler.if_unreadable = true,
+    }
+    handler.source = source;
+    handler.path = path.cloned();
+    handler
 }
 
 impl HooksConfig {
@@ -761,7 +960,7 @@ impl HooksConfig {
                     diags.push(diag(
                         "hooks".into(),
                         format!(
-                            "must be an object of event names, got {}",
+                            "must be an object of event names, got {}{SKIPPED}: no hook of this file runs",
                             tool_core::shown_setting(hooks)
                         ),
                     ));
@@ -780,7 +979,7 @@ impl HooksConfig {
                     diags.push(diag(
                         format!("hooks.{event}"),
                         format!(
-                            "must be an array of matcher groups, got {}",
+                            "must be an array of matcher groups, got {}{SKIPPED}: no {event} hook of this file runs",
                             tool_core::shown_setting(groups)
                         ),
                     ));
@@ -792,7 +991,7 @@ impl HooksConfig {
                         diags.push(diag(
                             loc,
                             format!(
-                                "a matcher group must be an object, got {}",
+                                "a matcher group must be an object, got {}{GROUP_SKIPPED}",
                                 tool_core::shown_setting(group)
                             ),
                         ));
@@ -837,17 +1036,54 @@ impl HooksConfig {
                             }
                         }
                     };
+                    // What the loader does with a handler or group that cannot be run as
+                    // written: on PreToolUse and PermissionRequest it stays in its place
+                    // and refuses the calls it would see (see `Unrunnable`); elsewhere it
+                    // is skipped.
+                    let guards = GUARD_EVENTS.contains(&event.as_str());
                     let Some(handlers) = gobj.get("hooks").and_then(Value::as_array) else {
-                        diags.push(diag(
-                            format!("{loc}.hooks"),
-                            "a matcher group needs a `hooks` array".into(),
-                        ));
+                        let problem = match gobj.get("hooks") {
+                            None => {
+                                "a matcher group needs a `hooks` array, and has none".to_owned()
+                            }
+                            Some(other) => format!(
+                                "a matcher group needs a `hooks` array, got {}",
+                                tool_core::shown_setting(other)
+                            ),
+                        };
+                        let location = format!("{loc}.hooks");
+                        let consequence = if guards {
+                            ": its hooks will not run, and the calls its matcher selects are refused until it is fixed"
+                        } else {
+                            ": its hooks will not run"
+                        };
+                        let d = diag(location, format!("{problem}{GROUP_SKIPPED}{consequence}"));
+                        if guards && !skip {
+                            let hook =
+                                unrunnable(None, d.place(), problem, f.source, f.path.as_ref());
+                            config
+                                .events
+                                .entry(event.clone())
+                                .or_default()
+                                .push(MatcherGroup {
+                                    pattern,
+                                    matcher,
+                                    hooks: vec![hook],
+                                });
+                        }
+                        diags.push(d);
                         continue;
                     };
                     let mut parsed = Vec::new();
                     for (hi, h) in handlers.iter().enumerate() {
-                        match parse_handler(h, f.source, f.path.as_ref()) {
-                            Ok(Some(mut handler)) => {
+                        match parse_handler(h, event, f.source, f.path.as_ref()) {
+                            Ok((mut handler, notes)) => {
+                                for note in notes {
+                                    diags.push(diag(
+                                        format!("{loc}.hooks[{hi}].{}", note.field),
+                                        note.message,
+                                    ));
+                                }
                                 // A malformed `if` never runs (as in Claude Code); said
                                 // here, once, rather than found out by a hook that never
                                 // fires. The handler stays: that is what was configured.
@@ -889,21 +1125,32 @@ impl HooksConfig {
                                 }
                                 parsed.push(handler);
                             }
-                            Ok(None) => {}
-                            Err(msg) => {
-                                let unsupported = h
-                                    .get("type")
-                                    .and_then(Value::as_str)
-                                    .is_some_and(|t| UNSUPPORTED_TYPES.contains(&t));
-                                let kind = if unsupported {
-                                    DiagnosticKind::NotRun
+                            Err(Unread::Unsupported(msg)) => diags.push(Diagnostic {
+                                kind: DiagnosticKind::NotRun,
+                                ..diag(format!("{loc}.hooks[{hi}]"), msg)
+                            }),
+                            Err(Unread::Invalid(problem)) => {
+                                // An `async` hook decides nothing: nothing to refuse for it.
+                                let refuses = guards && !declared_async(h);
+                                let consequence = if refuses {
+                                    ": the hook will not run, and the calls it would see are refused until it is fixed"
                                 } else {
-                                    DiagnosticKind::Invalid
+                                    ": the hook will not run"
                                 };
-                                diags.push(Diagnostic {
-                                    kind,
-                                    ..diag(format!("{loc}.hooks[{hi}]"), msg)
-                                });
+                                let d = diag(
+                                    format!("{loc}.hooks[{hi}]"),
+                                    format!("{problem}{HANDLER_SKIPPED}{consequence}"),
+                                );
+                                if refuses {
+                                    parsed.push(unrunnable(
+                                        Some(h),
+                                        d.place(),
+                                        problem,
+                                        f.source,
+                                        f.path.as_ref(),
+                                    ));
+                                }
+                                diags.push(d);
                             }
                         }
                     }
@@ -1127,7 +1374,15 @@ mod tests {
             }}),
         );
         let (c, diags) = HooksConfig::from_settings(&[bad]);
-        assert!(c.is_empty());
+        // What is left: the handler without `command`, as a guard that refuses the Bash
+        // calls it would see, and the one whose `timeout` is ignored.
+        let left = c.matching("PreToolUse", Some("Bash"));
+        assert_eq!(left.len(), 2, "{left:?}");
+        assert!(matches!(&left[0].kind, HandlerKind::Native(n)
+            if n.name() == "/ProjectSettings.json (hooks.PreToolUse[1].hooks[0])"));
+        assert_eq!(cmd(left[1]), "ok");
+        assert_eq!(left[1].timeout, None);
+        assert!(c.groups("PostToolUse").is_empty());
         let text: Vec<String> = diags.iter().map(ToString::to_string).collect();
         assert_eq!(diags.len(), 7, "{text:#?}");
         assert!(text.iter().all(|t| t.starts_with("/ProjectSettings.json")));

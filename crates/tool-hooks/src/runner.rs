@@ -214,6 +214,38 @@ impl HookResult {
     }
 }
 
+/// `error` middle-truncated past [`tool_core::MAX_ERROR_CHARS`], once: a text that already
+/// is such a cut (the model's error text, which [`tool_core::ToolError::to_model_text`]
+/// cut) is kept as it is, so that its `[N characters truncated]` still tells how much was
+/// cut (cut again, it said `[40 characters truncated]`).
+fn truncated_once(error: &str) -> String {
+    if is_middle_truncated(error, tool_core::MAX_ERROR_CHARS) {
+        error.to_owned()
+    } else {
+        tool_core::truncate_middle(error, tool_core::MAX_ERROR_CHARS)
+    }
+}
+
+/// Whether `text` is what [`tool_core::truncate_middle`] makes of a longer text with `max`:
+/// `max / 2` characters, the `... [N characters truncated] ...` line between blank lines,
+/// and `max / 2` characters.
+fn is_middle_truncated(text: &str, max: usize) -> bool {
+    let half = max / 2;
+    let Some((at, _)) = text.char_indices().nth(half) else {
+        return false;
+    };
+    let Some(rest) = text[at..].strip_prefix("\n\n... [") else {
+        return false;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return false;
+    }
+    rest[digits..]
+        .strip_prefix(" characters truncated] ...\n\n")
+        .is_some_and(|tail| tail.chars().count() == half)
+}
+
 fn first_line(s: &str) -> &str {
     s.trim().lines().next().unwrap_or("")
 }
@@ -484,6 +516,11 @@ impl HookRunner {
             .matching(event, matcher_value)
             .into_iter()
             .filter_map(|h| match (&h.if_condition, call) {
+                // An `if` that could not be read: on a tool event the hook runs as one whose
+                // `if` matched by failing open (it guards, never approves); elsewhere, as
+                // any hook with `if`, never.
+                (None, Some(_)) if h.if_unreadable && is_tool_event => Some((h, true)),
+                (None, _) if h.if_unreadable => None,
                 (None, _) => Some((h, false)),
                 (Some(rule), Some(call)) if is_tool_event => {
                     match inner
@@ -1273,7 +1310,8 @@ impl HookRunner {
     }
 
     /// Runs PostToolUseFailure hooks after a failed call; `error` is the model-visible error
-    /// text, `is_interrupt` whether the user interrupted it.
+    /// text (middle-truncated past [`tool_core::MAX_ERROR_CHARS`] here unless it already
+    /// is), `is_interrupt` whether the user interrupted it.
     pub async fn run_post_tool_use_failure(
         &self,
         call: &ToolCallInfo,
@@ -1286,13 +1324,7 @@ impl HookRunner {
             return EventOutcome::default();
         };
         let mut input = self.tool_input(inner, event, call, ctx);
-        input.insert(
-            "error".into(),
-            json!(tool_core::truncate_middle(
-                error,
-                tool_core::MAX_ERROR_CHARS
-            )),
-        );
+        input.insert("error".into(), json!(truncated_once(error)));
         input.insert("is_interrupt".into(), json!(is_interrupt));
         let (results, cancelled) = self
             .run_raw(event, Some(&call.tool_name), Some(call), input, &[], ctx)
@@ -1382,6 +1414,13 @@ impl HookRunner {
             };
             match d {
                 PermissionRequestDecision::Deny { message, interrupt } => {
+                    // The first deny's message; any denying hook's `interrupt` stops the
+                    // turn, whatever its place in the order.
+                    if interrupt == Some(true)
+                        && let Some(PermissionRequestVerdict::Deny { interrupt, .. }) = &mut deny
+                    {
+                        *interrupt = true;
+                    }
                     if deny.is_none() {
                         deny = Some(PermissionRequestVerdict::Deny {
                             hook: r.hook.clone(),

@@ -422,7 +422,17 @@ impl RuleMatcher for PermissionRuleMatcher {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let found = find_tool(&tools, tool_name);
         let rule_tool = tool_perms::rule::parse_rule_lenient(rule).tool_name;
+        // An MCP tool whose full name is too long for the API goes by a shortened one: a
+        // rule may name it either way, as permission rules do.
+        let full_mcp_name = found.and_then(|tool| tool.mcp_info()).map(|info| {
+            format!(
+                "mcp__{}__{}",
+                tool_core::normalize_mcp_name(&info.server_name),
+                tool_core::normalize_mcp_name(&info.tool_name)
+            )
+        });
         let names_the_call = rule_tool == tool_core::normalize_tool_name(tool_name)
+            || full_mcp_name.as_deref() == Some(rule_tool.as_str())
             || found.is_some_and(|tool| {
                 std::iter::once(tool.name())
                     .chain(tool.aliases().iter().copied())

@@ -203,3 +203,50 @@ fn a_malformed_if_rule_matches_no_call_even_of_an_unknown_tool() {
     assert!(!matcher.matches("Foo(", "Foo", &json!({})));
     assert!(matcher.matches("Foo(x)", "Foo", &json!({})));
 }
+
+/// An MCP tool whose full name is too long for the API goes by a shortened one; a hook's
+/// `if` that names it in full (`mcp__fake__xxx…`) matches its calls, as a permission rule
+/// naming it so does. It matched only the shortened name: a guard keyed on the full name
+/// never ran.
+#[test]
+fn an_if_rule_names_a_shortened_mcp_tool_by_its_full_name_too() {
+    use tool_hooks::RuleMatcher as _;
+    struct Long;
+    #[async_trait]
+    impl Tool for Long {
+        fn name(&self) -> &str {
+            "mcp__fake__xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_706e1ae6"
+        }
+        fn mcp_info(&self) -> Option<tool_core::McpToolInfo> {
+            Some(tool_core::McpToolInfo {
+                server_name: "fake".into(),
+                tool_name: "x".repeat(200),
+                source: None,
+            })
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn description(&self) -> Cow<'_, str> {
+            "long".into()
+        }
+        fn max_result_size(&self) -> MaxResultSize {
+            MaxResultSize::Chars(1000)
+        }
+        async fn call(
+            &self,
+            _input: Value,
+            _ctx: ToolUseContext,
+            _progress: ProgressSender,
+        ) -> Result<ToolResult, ToolError> {
+            Err(ToolError::msg("not called"))
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let matcher = PermissionRuleMatcher::for_tools(vec![Arc::new(Long)], dir.path().to_path_buf());
+    let short = Long.name().to_owned();
+    let full = format!("mcp__fake__{}", "x".repeat(200));
+    assert!(matcher.matches(&full, &short, &json!({})));
+    assert!(matcher.matches(&short, &short, &json!({})));
+    assert!(!matcher.matches("mcp__fake__y", &short, &json!({})));
+}

@@ -183,10 +183,24 @@ fn one_reader_of_standard_input(args: &RunArgs) -> Result<(), String> {
         .input
         .as_ref()
         .map_or_else(|| "-".to_owned(), |p| p.display().to_string());
-    Err(format!(
-        "{} and the run's input ({input}) both read standard input: there is only one. Give the settings another way (a file, inline JSON, <(...)), or the model's turn as a FILE",
+    Err(two_readers_of_standard_input(&readers, &input))
+}
+
+/// The refusal of a run whose `input` and the flags in `readers` (`--settings /dev/stdin`,
+/// `--mcp-config /dev/fd/0`) all read standard input. Its advice names what those flags
+/// give: the settings, the MCP configuration, or both.
+fn two_readers_of_standard_input(readers: &[String], input: &str) -> String {
+    let settings = readers.iter().any(|r| r.starts_with("--settings"));
+    let mcp_config = readers.iter().any(|r| r.starts_with("--mcp-config"));
+    let what = match (settings, mcp_config) {
+        (true, true) => "the settings and the MCP configuration",
+        (false, true) => "the MCP configuration",
+        _ => "the settings",
+    };
+    format!(
+        "{} and the run's input ({input}) both read standard input: there is only one. Give {what} another way (a file, inline JSON, <(...)), or the model's turn as a FILE",
         readers.join(" and ")
-    ))
+    )
 }
 
 /// The input's text, and why standard input stopped before its end if it did (a read that
@@ -933,6 +947,31 @@ fn blocks_before(ran: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::Utf8Decoder;
+
+    /// The advice of a run refused for two readers of standard input names what the flag
+    /// gives: an `--mcp-config` is no settings (found by review: `--mcp-config /dev/stdin`
+    /// was told to "give the settings another way").
+    #[test]
+    fn the_advice_names_what_reads_standard_input() {
+        for (flags, what) in [
+            (&["--mcp-config /dev/stdin"][..], "the MCP configuration"),
+            (&["--settings /dev/fd/0"][..], "the settings"),
+            (
+                &["--settings /dev/stdin", "--mcp-config /dev/stdin"][..],
+                "the settings and the MCP configuration",
+            ),
+        ] {
+            let readers: Vec<String> = flags.iter().map(|f| (*f).to_owned()).collect();
+            let text = super::two_readers_of_standard_input(&readers, "-");
+            assert!(
+                text.ends_with(&format!(
+                    "there is only one. Give {what} another way (a file, inline JSON, <(...)), \
+                     or the model's turn as a FILE"
+                )),
+                "{flags:?}: {text}"
+            );
+        }
+    }
 
     /// Bytes decoded in pieces, split anywhere (inside a character too), read as the whole
     /// does with `String::from_utf8_lossy`, and the first bad byte is found where it is.

@@ -25,6 +25,7 @@ use tokio::io::AsyncReadExt;
 use tool_core::{ProgressSender, Tool, ToolError};
 
 use crate::config::{ServerConfig, TransportConfig};
+use crate::naming::shown_name;
 use crate::options::McpOptions;
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -1591,7 +1592,7 @@ impl ServerConn {
 
     /// `MCP server "name"`, the subject of every error message.
     pub(crate) fn label(&self) -> String {
-        format!("MCP server \"{}\"", self.config.name)
+        format!("MCP server \"{}\"", shown_name(&self.config.name))
     }
 
     /// `text` with this server's URL shown without its user info and query, where a token
@@ -2241,6 +2242,8 @@ impl ServerConn {
         let result = self
             .await_answer(&live, handle, "tools/call", tool, progress, cancel)
             .await?;
+        // The tool's name as messages quote it from here on (it was sent as it is).
+        let tool = shown_name(tool);
         let value = serde_json::to_value(&result).map_err(|e| {
             ToolError::msg(format!(
                 "{}: cannot read the result of tool \"{tool}\": {e}",
@@ -2296,9 +2299,9 @@ impl ServerConn {
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<rmcp::model::ServerResult, ToolError> {
         let subject = if method == "tools/call" {
-            format!("tool \"{target}\"")
+            format!("tool \"{}\"", shown_name(target))
         } else {
-            format!("{method} \"{target}\"")
+            format!("{method} \"{}\"", shown_name(target))
         };
         let request_id = handle.id.clone();
         let token = token_key(&handle.progress_token);
@@ -2347,10 +2350,11 @@ impl ServerConn {
                 self.send_cancelled(live, request_id, "the server stopped answering pings").await;
                 live.mark_dead();
                 return Err(ToolError::msg(self.scrub(format!(
-                    "{} stopped answering during {method} \"{target}\" ({reason}). The request was \
+                    "{} stopped answering during {method} \"{}\" ({reason}). The request was \
                      not retried (it may or may not have taken effect); the server is reconnected \
                      on the next use.",
-                    self.label()
+                    self.label(),
+                    shown_name(target)
                 ))));
             }
             () = cancel.cancelled() => {
@@ -2376,26 +2380,51 @@ impl ServerConn {
     /// Resolves only when an HTTP server stops answering pings during a call (a dead server
     /// otherwise leaves the request pending: the transport cannot tell). Stdio servers are
     /// watched through their pipes instead, so this never resolves for them.
+    ///
+    /// The silence is counted from the sending of the first ping left without an answer,
+    /// and the call is given up once it has lasted [`heartbeat_give_up`](Self::heartbeat_give_up):
+    /// no ping is waited for, and no pause between pings lasts, past that moment, so the
+    /// limit is kept to the second and the reason says how long it was.
     async fn heartbeat(&self, live: &Live) -> String {
         if !matches!(self.config.transport, TransportConfig::Http { .. }) {
             return std::future::pending().await;
         }
         let give_up = self.heartbeat_give_up();
-        // A ping is never waited for longer than the whole silence may last.
-        let ping_timeout = HEARTBEAT_TIMEOUT.min(give_up);
+        // Since when pings have gone unanswered (the first such ping's sending), and the
+        // last failure to send one, when the latest ping failed rather than went unanswered.
         let mut silent_since: Option<tokio::time::Instant> = None;
+        let mut last_failure: Option<String> = None;
+        // What is left of the silence allowed (all of it while the server answers).
+        let left = |since: Option<tokio::time::Instant>| {
+            since.map_or(give_up, |since| give_up.saturating_sub(since.elapsed()))
+        };
+        let reason = |since: tokio::time::Instant, failure: &Option<String>| {
+            let secs = since.elapsed().as_secs();
+            match failure {
+                Some(e) => format!("pings failed for {secs} s, the last with: {e}"),
+                None => format!("no answer to any ping for {secs} s"),
+            }
+        };
         loop {
-            tokio::time::sleep(HEARTBEAT_INTERVAL).await;
+            tokio::time::sleep(HEARTBEAT_INTERVAL.min(left(silent_since))).await;
+            if let Some(since) = silent_since
+                && left(silent_since).is_zero()
+            {
+                return reason(since, &last_failure);
+            }
+            let sent_at = tokio::time::Instant::now();
             let ping = live
                 .peer
                 .send_request(ClientRequest::PingRequest(Default::default()));
-            match tokio::time::timeout(ping_timeout, ping).await {
+            // A ping is never waited for past the end of the silence allowed.
+            match tokio::time::timeout(HEARTBEAT_TIMEOUT.min(left(silent_since)), ping).await {
                 // Any answer, an error included (a server without `ping`), means it is there.
                 Ok(
                     Ok(_)
                     | Err(rmcp::ServiceError::McpError(_) | rmcp::ServiceError::UnexpectedResponse),
                 ) => {
                     silent_since = None;
+                    last_failure = None;
                 }
                 // Gone for certain: the connection ended.
                 Ok(Err(e @ rmcp::ServiceError::TransportClosed)) => {
@@ -2406,25 +2435,18 @@ impl ServerConn {
                 // when the server dies: counted as silence.
                 Ok(Err(e)) => {
                     tracing::debug!(server = %self.label(), error = %e, "a heartbeat ping failed");
-                    let since = *silent_since.get_or_insert_with(tokio::time::Instant::now);
-                    if since.elapsed() >= give_up {
-                        return format!(
-                            "pings failed for {} s, the last with: {}",
-                            since.elapsed().as_secs(),
-                            self.plain_error(&e)
-                        );
-                    }
+                    silent_since.get_or_insert(sent_at);
+                    last_failure = Some(self.plain_error(&e));
                 }
                 Err(_) => {
-                    let since = *silent_since
-                        .get_or_insert_with(|| tokio::time::Instant::now() - ping_timeout);
-                    if since.elapsed() >= give_up {
-                        return format!(
-                            "no answer to any ping for {} s",
-                            since.elapsed().as_secs()
-                        );
-                    }
+                    silent_since.get_or_insert(sent_at);
+                    last_failure = None;
                 }
+            }
+            if let Some(since) = silent_since
+                && left(silent_since).is_zero()
+            {
+                return reason(since, &last_failure);
             }
         }
     }
@@ -2460,6 +2482,7 @@ impl ServerConn {
         e: ServiceError,
         live: &Live,
     ) -> ToolError {
+        let tool = shown_name(tool);
         if let ServiceError::McpError(data) = &e {
             // The server's own text may quote the URL it was reached at, credentials and all.
             return ToolError::msg(format!(
@@ -2496,6 +2519,17 @@ impl ServerConn {
         } else {
             "The request was not retried (it may or may not have taken effect)"
         };
+        // No connection could be made (refused, a DNS or TLS failure): the request never
+        // left, so it cannot have run.
+        if matches!(self.config.transport, TransportConfig::Http { .. })
+            && crate::http::never_sent(&e)
+        {
+            return ToolError::msg(self.scrub(format!(
+                "{} could not be reached for {method} \"{tool}\" ({why}). The request was not \
+                 sent; the server is reconnected on the next use.{note}",
+                self.label()
+            )));
+        }
         // An HTTP server that answered with an error status did not go away: say what it
         // answered (the request may have run before the status was sent).
         if crate::http::answered_with_status(&e) {
@@ -2600,6 +2634,8 @@ impl ServerConn {
                 cancel,
             )
             .await?;
+        // The URI as messages quote it from here on.
+        let uri = shown_name(uri);
         match outcome {
             rmcp::model::ServerResult::ReadResourceResult(result) => {
                 let value =

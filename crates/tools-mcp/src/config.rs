@@ -174,6 +174,15 @@ impl ServerConfig {
     }
 }
 
+/// A server entry as read, with the warnings for the `${VAR}`s in it that are not set:
+/// given only when the entry is used (not for one left out by the policy or overridden by a
+/// higher scope, where they would send the user looking for a variable that does not
+/// matter).
+struct Pending {
+    server: ServerConfig,
+    unset: Vec<Diagnostic>,
+}
+
 /// How serious a [`Diagnostic`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Severity {
@@ -237,7 +246,7 @@ impl fmt::Display for Diagnostic {
         };
         write!(f, "{level}: ")?;
         if let Some(server) = &self.server {
-            write!(f, "MCP server \"{server}\"")?;
+            write!(f, "MCP server \"{}\"", crate::naming::shown_name(server))?;
             if let Some(file) = &self.file {
                 write!(f, " ({})", file.display())?;
             }
@@ -421,11 +430,11 @@ impl ConfigLoader {
     /// servers and the managed ones are read. Servers come back sorted by name.
     pub fn load(&self) -> (Vec<ServerConfig>, Vec<Diagnostic>) {
         let mut diags = Vec::new();
-        let mut found: Vec<ServerConfig> = Vec::new();
+        let mut found: Vec<Pending> = Vec::new();
 
         let (provided, problems) = self.policy.provided_servers();
         diags.extend(problems);
-        let provided: Vec<ServerConfig> = provided
+        let provided: Vec<Pending> = provided
             .into_iter()
             .filter_map(|(name, entry, file)| {
                 self.parse_entry(name, entry, ConfigScope::Managed, file, &mut diags)
@@ -453,11 +462,12 @@ impl ConfigLoader {
                         visit_strings(entry, &mut |s| uses_env |= s.contains("${"));
                         (!uses_env).then(|| name.clone())
                     }));
-                    found.extend(self.parse_document(
+                    found.extend(self.parse_document_pending(
                         &doc,
                         ConfigScope::Enterprise,
                         Some(&file),
                         &mut diags,
+                        true,
                     ));
                 }
                 None => diags.push(Diagnostic::error(
@@ -478,22 +488,23 @@ impl ConfigLoader {
         // A name given in several `--mcp-config` arguments comes from the last one, as in
         // Claude Code (its configs are spread into one object in order); the merge below
         // keeps the first of equal scope, so earlier ones are left out here.
-        let mut dynamic: Vec<ServerConfig> = Vec::new();
-        let mut add_dynamic = |servers: Vec<ServerConfig>| {
-            for server in servers {
-                dynamic.retain(|earlier| earlier.name != server.name);
-                dynamic.push(server);
+        let mut dynamic: Vec<Pending> = Vec::new();
+        let mut add_dynamic = |servers: Vec<Pending>| {
+            for pending in servers {
+                dynamic.retain(|earlier| earlier.server.name != pending.server.name);
+                dynamic.push(pending);
             }
         };
         for arg in &self.mcp_config_args {
             if tool_core::is_inline_json(arg) {
                 let trimmed = tool_core::without_bom(arg).trim_start();
                 match tool_core::parse_config_json(trimmed) {
-                    Ok(doc) => add_dynamic(self.parse_document(
+                    Ok(doc) => add_dynamic(self.parse_document_pending(
                         &doc,
                         ConfigScope::Dynamic,
                         None,
                         &mut diags,
+                        true,
                     )),
                     Err(e) => diags.push(Diagnostic::error(
                         None,
@@ -504,11 +515,12 @@ impl ConfigLoader {
             } else {
                 let path = resolve(&self.project_dir, tool_core::without_bom(arg).trim_start());
                 if let Some(doc) = read_json(&path, true, &mut diags) {
-                    add_dynamic(self.parse_document(
+                    add_dynamic(self.parse_document_pending(
                         &doc,
                         ConfigScope::Dynamic,
                         Some(&path),
                         &mut diags,
+                        true,
                     ));
                 }
             }
@@ -521,18 +533,20 @@ impl ConfigLoader {
             {
                 let key = self.project_dir.to_string_lossy().into_owned();
                 if let Some(project) = doc.get("projects").and_then(|p| p.get(&key)) {
-                    found.extend(self.parse_document(
+                    found.extend(self.parse_document_pending(
                         project,
                         ConfigScope::Local,
                         Some(claude_json),
                         &mut diags,
+                        true,
                     ));
                 }
-                found.extend(self.parse_document(
+                found.extend(self.parse_document_pending(
                     &doc,
                     ConfigScope::User,
                     Some(claude_json),
                     &mut diags,
+                    true,
                 ));
             }
             let project_file = self.project_dir.join(".mcp.json");
@@ -541,14 +555,15 @@ impl ConfigLoader {
             {
                 // Rejected ones are left out before scopes merge, like untrusted ones.
                 found.extend(
-                    self.parse_document(
+                    self.parse_document_pending(
                         &doc,
                         ConfigScope::Project,
                         Some(&project_file),
                         &mut diags,
+                        true,
                     )
                     .into_iter()
-                    .filter(|s| !self.policy.is_project_server_disabled(&s.name)),
+                    .filter(|p| !self.policy.is_project_server_disabled(&p.server.name)),
                 );
             }
         }
@@ -557,40 +572,46 @@ impl ConfigLoader {
 
     /// Merges scopes (highest wins, whole entry; the first of equal scope wins: `load` has
     /// already left out all but the last `--mcp-config` entry of a name), then drops what
-    /// the policy blocks, with a warning for each.
+    /// the policy blocks, with a warning for each. The warnings for unset variables are
+    /// given for the entries left, the ones that are used.
     fn apply_policy(
         &self,
-        mut found: Vec<ServerConfig>,
+        mut found: Vec<Pending>,
         allowlist_exempt: &[String],
         mut diags: Vec<Diagnostic>,
     ) -> (Vec<ServerConfig>, Vec<Diagnostic>) {
-        found.sort_by(|a, b| a.name.cmp(&b.name).then(a.scope.cmp(&b.scope)));
-        found.dedup_by(|later, earlier| later.name == earlier.name);
-        if !self.policy.restricts() {
-            diags.extend(prefix_clashes(&found));
-            return (found, diags);
-        }
-        let rules = self.policy.resolve(&*self.env, &mut diags);
-        found.retain(|server| {
-            let exempt = match server.scope {
-                ConfigScope::Managed => true,
-                ConfigScope::Enterprise => allowlist_exempt.contains(&server.name),
-                _ => false,
-            };
-            match rules.check(server, exempt) {
-                Ok(()) => true,
-                Err(blocked) => {
-                    diags.push(Diagnostic::warning(
-                        Some(&server.name),
-                        server.source.as_deref(),
-                        blocked.to_string(),
-                    ));
-                    false
-                }
-            }
+        found.sort_by(|a, b| {
+            (a.server.name.cmp(&b.server.name)).then(a.server.scope.cmp(&b.server.scope))
         });
-        diags.extend(prefix_clashes(&found));
-        (found, diags)
+        found.dedup_by(|later, earlier| later.server.name == earlier.server.name);
+        if self.policy.restricts() {
+            let rules = self.policy.resolve(&*self.env, &mut diags);
+            found.retain(|Pending { server, .. }| {
+                let exempt = match server.scope {
+                    ConfigScope::Managed => true,
+                    ConfigScope::Enterprise => allowlist_exempt.contains(&server.name),
+                    _ => false,
+                };
+                match rules.check(server, exempt) {
+                    Ok(()) => true,
+                    Err(blocked) => {
+                        diags.push(Diagnostic::warning(
+                            Some(&server.name),
+                            server.source.as_deref(),
+                            blocked.to_string(),
+                        ));
+                        false
+                    }
+                }
+            });
+        }
+        let mut servers = Vec::with_capacity(found.len());
+        for pending in found {
+            diags.extend(pending.unset);
+            servers.push(pending.server);
+        }
+        diags.extend(prefix_clashes(&servers));
+        (servers, diags)
     }
 
     /// Parses the `mcpServers` map of one document (a `.mcp.json`, a `--mcp-config` file,
@@ -602,6 +623,23 @@ impl ConfigLoader {
         file: Option<&Path>,
         diags: &mut Vec<Diagnostic>,
     ) -> Vec<ServerConfig> {
+        self.parse_document_pending(doc, scope, file, diags, false)
+            .into_iter()
+            .map(|pending| pending.server)
+            .collect()
+    }
+
+    /// As [`parse_document`](Self::parse_document); with `defer`, each server's warnings
+    /// for its unset variables are kept with it (see [`Pending`]) instead of pushed to
+    /// `diags`.
+    fn parse_document_pending(
+        &self,
+        doc: &Value,
+        scope: ConfigScope,
+        file: Option<&Path>,
+        diags: &mut Vec<Diagnostic>,
+        defer: bool,
+    ) -> Vec<Pending> {
         let Some(object) = doc.as_object() else {
             diags.push(Diagnostic::error(
                 None,
@@ -657,10 +695,20 @@ impl ConfigLoader {
         };
         servers
             .iter()
-            .filter_map(|(name, entry)| self.parse_entry(name, entry, scope, file, diags))
+            .filter_map(|(name, entry)| {
+                let mut pending = self.parse_entry(name, entry, scope, file, diags)?;
+                if !defer {
+                    diags.append(&mut pending.unset);
+                }
+                Some(pending)
+            })
             .collect()
     }
 
+    /// One server entry, its problems pushed to `diags`, except the warnings for `${VAR}`s
+    /// that are not set: those come back with the entry, to be given only if it is used
+    /// ([`load`](Self::load) leaves out entries that are disabled, blocked or overridden
+    /// by a higher scope, and their variables do not matter).
     fn parse_entry(
         &self,
         name: &str,
@@ -668,7 +716,7 @@ impl ConfigLoader {
         scope: ConfigScope,
         file: Option<&Path>,
         diags: &mut Vec<Diagnostic>,
-    ) -> Option<ServerConfig> {
+    ) -> Option<Pending> {
         let err = |diags: &mut Vec<Diagnostic>, msg: String| {
             diags.push(Diagnostic {
                 skips_server: true,
@@ -864,23 +912,29 @@ impl ConfigLoader {
 
         missing.sort();
         missing.dedup();
-        for var in missing {
-            diags.push(Diagnostic::warning(
-                Some(name),
-                file,
-                format!(
-                    "environment variable {var} is not set and has no default; \
-                     \"${{{var}}}\" is kept as written"
-                ),
-            ));
-        }
-        Some(ServerConfig {
-            name: name.to_owned(),
-            transport,
-            timeout,
-            always_load,
-            scope,
-            source: file.map(Path::to_path_buf),
+        let unset = missing
+            .into_iter()
+            .map(|var| {
+                Diagnostic::warning(
+                    Some(name),
+                    file,
+                    format!(
+                        "environment variable {var} is not set and has no default; \
+                         \"${{{var}}}\" is kept as written"
+                    ),
+                )
+            })
+            .collect();
+        Some(Pending {
+            server: ServerConfig {
+                name: name.to_owned(),
+                transport,
+                timeout,
+                always_load,
+                scope,
+                source: file.map(Path::to_path_buf),
+            },
+            unset,
         })
     }
 }
@@ -894,7 +948,10 @@ fn prefix_clashes(servers: &[ServerConfig]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for server in servers {
         let normalised = crate::naming::normalize_name_for_mcp(&server.name);
-        match first.get(&normalised) {
+        match first
+            .get(&normalised)
+            .map(|earlier| crate::naming::shown_name(earlier))
+        {
             Some(earlier) => out.push(Diagnostic::warning(
                 Some(&server.name),
                 server.source.as_deref(),

@@ -690,18 +690,27 @@ pub(crate) fn answered_with_status(error: &(dyn Error + 'static)) -> bool {
 }
 
 /// `error`'s text followed by its causes' (`error sending request: connection closed before
-/// message completed`), each once.
+/// message completed`), each once; hyper's wrapper that only names its own kind of error
+/// (`client error (SendRequest)`, a Rust name) is left out.
 fn with_causes(error: &(dyn Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut cause = error.source();
     while let Some(e) = cause {
         let more = e.to_string();
-        if !text.contains(&more) {
+        if !text.contains(&more) && !names_a_kind_only(&more) {
             text = format!("{text}: {more}");
         }
         cause = e.source();
     }
     text
+}
+
+/// Whether `text` is hyper's `client error (SendRequest)`: a wrapper's text that says no
+/// more than the name of its kind of error.
+fn names_a_kind_only(text: &str) -> bool {
+    text.strip_prefix("client error (")
+        .and_then(|rest| rest.strip_suffix(')'))
+        .is_some_and(|kind| !kind.is_empty() && kind.chars().all(|c| c.is_ascii_alphanumeric()))
 }
 
 /// The HTTP-level failure inside `error` (rmcp's wrappers followed down), if there is one.
@@ -797,9 +806,44 @@ fn reqwest_failure(error: &reqwest::Error, url: &str) -> Failure {
         Failure::Exchange("the request timed out".into())
     } else if let Some(status) = error.status() {
         Failure::Exchange(format!("the server answered {status}"))
+    } else if let Some(words) = broken_exchange(error) {
+        Failure::Exchange(words.to_owned())
     } else {
         Failure::Exchange(with_causes(error))
     }
+}
+
+/// How hyper says a connection closed before the whole answer came (its `IncompleteMessage`).
+const INCOMPLETE_MESSAGE: &str = "connection closed before message completed";
+
+/// A request whose connection broke after it was made, in words: the connection closed (or
+/// was reset) before the answer came. `None` for other failures.
+fn broken_exchange(error: &(dyn Error + 'static)) -> Option<&'static str> {
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            match io.kind() {
+                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::ConnectionAborted => {
+                    return Some("the connection was reset before the answer came");
+                }
+                std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::BrokenPipe => {
+                    return Some("the connection closed before the answer came");
+                }
+                _ => {}
+            }
+        }
+        if e.to_string().contains(INCOMPLETE_MESSAGE) {
+            return Some("the connection closed before the answer came");
+        }
+        cause = e.source();
+    }
+    None
+}
+
+/// Whether `error` (rmcp's wrappers followed down) is a connection that could not be made
+/// (refused, a DNS or TLS failure): the request was never sent, so it cannot have run.
+pub(crate) fn never_sent(error: &(dyn Error + 'static)) -> bool {
+    matches!(http_failure(error, ""), Some(Failure::Connect(_)))
 }
 
 impl StreamableHttpClient for SessionAwareClient {

@@ -9,6 +9,7 @@ use tool_core::{McpClientInfo, RefreshTools, Tool, ToolError};
 
 use crate::client::{ServerConn, ServerState};
 use crate::config::{Diagnostic, ServerConfig};
+use crate::naming::shown_name;
 use crate::options::McpOptions;
 use crate::resources::{ListMcpResourcesTool, ReadMcpResourceTool};
 
@@ -25,9 +26,11 @@ impl Inner {
             .find(|s| s.name() == name)
             .cloned()
             .ok_or_else(|| {
-                let known: Vec<&str> = self.servers.iter().map(|s| s.name()).collect();
+                let known: Vec<String> =
+                    self.servers.iter().map(|s| shown_name(s.name())).collect();
                 ToolError::msg(format!(
-                    "MCP server \"{name}\" is not configured (configured servers: {})",
+                    "MCP server \"{}\" is not configured (configured servers: {})",
+                    shown_name(name),
                     if known.is_empty() {
                         "none".to_owned()
                     } else {
@@ -148,17 +151,35 @@ impl McpManager {
     /// One warning per server with tools left out because a tool before them (of a server
     /// earlier by name, or earlier in the same server's list) has the same name after
     /// normalisation (servers `my.server` and `my_server`, or two tool names that differ
-    /// only in characters outside `[A-Za-z0-9_-]`).
+    /// only in characters outside `[A-Za-z0-9_-]`). Each tool left out is named by its own
+    /// name on its server, with the name both share and the tool offered under it.
     fn name_collisions(inner: &Inner) -> Vec<Diagnostic> {
-        let mut owner: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+        /// A tool offered: its server's name and its own name there.
+        #[derive(Clone)]
+        struct Offered {
+            server: String,
+            tool: String,
+        }
+        let mut owner: std::collections::HashMap<String, Offered> =
+            std::collections::HashMap::new();
         let mut out = Vec::new();
         for server in &inner.servers {
-            let mut hidden: Vec<(String, String)> = Vec::new();
+            // (the tool left out, the name it shares, the tool offered under that name)
+            let mut hidden: Vec<(String, String, Offered)> = Vec::new();
             for tool in server.tools() {
+                let own = tool
+                    .mcp_info()
+                    .map_or_else(|| tool.name().to_owned(), |info| info.tool_name);
                 match owner.get(tool.name()) {
-                    Some(first) => hidden.push((tool.name().to_owned(), first.clone())),
+                    Some(first) => hidden.push((own, tool.name().to_owned(), first.clone())),
                     None => {
-                        owner.insert(tool.name().to_owned(), server.name().to_owned());
+                        owner.insert(
+                            tool.name().to_owned(),
+                            Offered {
+                                server: server.name().to_owned(),
+                                tool: own,
+                            },
+                        );
                     }
                 }
             }
@@ -168,7 +189,15 @@ impl McpManager {
             let shown: Vec<String> = hidden
                 .iter()
                 .take(5)
-                .map(|(tool, first)| format!("{tool} (offered from server \"{first}\")"))
+                .map(|(tool, name, first)| {
+                    format!(
+                        "tool \"{}\", whose name {name} (offered from server \"{}\") is that of \
+                         tool \"{}\"",
+                        shown_name(tool),
+                        shown_name(&first.server),
+                        shown_name(&first.tool)
+                    )
+                })
                 .collect();
             let more = match hidden.len() {
                 n if n > 5 => format!(" and {} more", n - 5),
@@ -177,7 +206,7 @@ impl McpManager {
             out.push(Diagnostic::warning(
                 Some(server.name()),
                 server.config.source.as_deref(),
-                format!("{}{}{more}", not_offered(hidden.len()), shown.join(", ")),
+                format!("{}{}{more}", not_offered(hidden.len()), shown.join("; ")),
             ));
         }
         out

@@ -74,8 +74,9 @@ pub struct McpOptions {
     /// the answer) before it is cancelled (`CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT`); `None`: the
     /// defaults, [`DEFAULT_STDIO_IDLE_TIMEOUT`] and [`DEFAULT_NETWORK_IDLE_TIMEOUT`].
     pub tool_idle_timeout: Option<Duration>,
-    /// How long an HTTP server may leave the pings sent during a call unanswered before the
-    /// call fails and the connection counts as dead ([`DEFAULT_HTTP_SILENCE_LIMIT`]). A
+    /// How long an HTTP server may leave the pings sent during a call unanswered (counted from
+    /// the sending of the first ping left without an answer) before the call fails and the
+    /// connection counts as dead ([`DEFAULT_HTTP_SILENCE_LIMIT`]). A
     /// longer server `timeout`, or a longer [`tool_timeout`](Self::tool_timeout) other than
     /// [`DEFAULT_TOOL_TIMEOUT`] (an `MCP_TOOL_TIMEOUT` over 60 s), raises it, as either
     /// lifts Claude Code's 60 s limit on HTTP requests.

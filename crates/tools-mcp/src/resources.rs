@@ -229,8 +229,10 @@ impl Tool for ReadMcpResourceTool {
             } else if let Some(blob) = item["blob"].as_str() {
                 let bytes = decode_base64(blob).ok_or_else(|| {
                     ToolError::msg(format!(
-                        "MCP server \"{server}\": resource {item_uri} has invalid base64 data; \
-                         none of the resource's contents were saved"
+                        "MCP server \"{}\": resource {} has invalid base64 data; \
+                         none of the resource's contents were saved",
+                        crate::naming::shown_name(server),
+                        crate::naming::shown_name(&item_uri)
                     ))
                 })?;
                 read.push(Content::Blob {

@@ -11,7 +11,7 @@ use tool_core::{
 };
 
 use crate::client::ServerConn;
-use crate::naming::mcp_tool_name;
+use crate::naming::{mcp_tool_name, shown_name};
 use crate::schema::prepare_mcp_input_schema;
 
 /// Default persistence threshold of MCP results, in characters.
@@ -318,8 +318,10 @@ pub fn map_call_result(
         Some(other) => (
             true,
             Some(format!(
-                "[MCP server \"{server}\": tool \"{tool}\" returned a result whose `isError` is \
+                "[MCP server \"{}\": tool \"{}\" returned a result whose `isError` is \
                  {}, not true or false; it is taken as an error]",
+                shown_name(server),
+                shown_name(tool),
                 described(other)
             )),
         ),
@@ -332,7 +334,9 @@ pub fn map_call_result(
             Some(sc) if !sc.is_null() => sc.to_string(),
             _ if wrong_flag.is_some() => String::new(),
             _ => format!(
-                "MCP server \"{server}\": tool \"{tool}\" reported an error without a message"
+                "MCP server \"{}\": tool \"{}\" reported an error without a message",
+                shown_name(server),
+                shown_name(tool)
             ),
         };
         let text = match wrong_flag {

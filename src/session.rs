@@ -318,12 +318,6 @@ fn env_before_settings() -> tools_mcp::EnvLookup {
     Arc::new(|name| var_before_settings(name).and_then(|v| v.into_string().ok()))
 }
 
-/// The `env` of the settings a session with `options` reads (managed, user, `--settings`,
-/// and the project's own files when the folder is trusted; higher levels win per
-/// variable), as Claude Code applies it to its own environment: for every tool, hook and
-/// MCP server it starts and for `${VAR}` in `.mcp.json`. Non-string values are written as
-/// JSON (`3000`, `true`). Unreadable settings give nothing here; opening the session
-/// reports them.
 /// `dir` as the project directory of a session: resolved (symlinks followed), and a
 /// directory. A file named by `--cwd` would leave the settings unread and the commands run
 /// elsewhere.
@@ -339,28 +333,17 @@ pub(crate) fn project_dir(dir: &Path) -> Result<PathBuf, String> {
     Ok(real)
 }
 
+/// The `env` of the settings a session with `options` reads (managed, user, `--settings`,
+/// and the project's own files when the folder is trusted; higher levels win per
+/// variable), as Claude Code applies it to its own environment: for every tool, hook and
+/// MCP server it starts and for `${VAR}` in `.mcp.json`. Non-string values are written as
+/// JSON (`3000`, `true`). Unreadable settings give nothing here; opening the session
+/// reports them.
 pub(crate) fn settings_env(options: &SessionOptions) -> Vec<(String, String)> {
-    use tool_core::RuleSource;
-    let Ok(cwd) = std::fs::canonicalize(&options.cwd) else {
+    let Some(read) = applied_settings(options) else {
         return Vec::new();
     };
-    let trusted = options
-        .trusted
-        .unwrap_or_else(|| crate::trust::is_trusted(&cwd));
-    let sources = options.settings_sources(&cwd, trusted);
-    let (files, _) = tool_perms::settings::load_settings_files(&sources);
-    let files: Vec<_> = files
-        .into_iter()
-        .filter(|f| {
-            trusted
-                || !matches!(
-                    f.source,
-                    RuleSource::ProjectSettings | RuleSource::LocalSettings
-                )
-        })
-        .collect();
-    let merged = tool_perms::settings::merge_settings(&files);
-    merged["env"]
+    read.merged["env"]
         .as_object()
         .map(|env| {
             env.iter()
@@ -377,6 +360,99 @@ pub(crate) fn settings_env(options: &SessionOptions) -> Vec<(String, String)> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The settings files a session reads ([`applied_settings`]).
+struct AppliedSettings {
+    /// Those it applies, merged: managed, user, `--settings`, and the project's own files
+    /// when the folder is trusted; higher levels win.
+    merged: serde_json::Value,
+    /// The project's own files left out, the folder not being trusted.
+    untrusted: Vec<tool_perms::settings::SettingsFile>,
+    /// Every file read.
+    all: Vec<tool_perms::settings::SettingsFile>,
+}
+
+/// The settings files a session with `options` reads, and what it applies of them. `None`
+/// when the project directory cannot be resolved; unreadable settings give nothing here,
+/// opening the session reports them.
+fn applied_settings(options: &SessionOptions) -> Option<AppliedSettings> {
+    use tool_core::RuleSource;
+    let cwd = std::fs::canonicalize(&options.cwd).ok()?;
+    let trusted = options
+        .trusted
+        .unwrap_or_else(|| crate::trust::is_trusted(&cwd));
+    let sources = options.settings_sources(&cwd, trusted);
+    let (all, _) = tool_perms::settings::load_settings_files(&sources);
+    let (applied, untrusted): (Vec<_>, Vec<_>) = all.iter().cloned().partition(|f| {
+        trusted
+            || !matches!(
+                f.source,
+                RuleSource::ProjectSettings | RuleSource::LocalSettings
+            )
+    });
+    Some(AppliedSettings {
+        merged: tool_perms::settings::merge_settings(&applied),
+        untrusted,
+        all,
+    })
+}
+
+/// What the settings say of the model `agent` talks to ([`agent_settings`]).
+#[derive(Debug, Default)]
+pub(crate) struct AgentSettings {
+    /// The settings' `model` (the highest level's), when it is a string that is not blank.
+    pub model: Option<String>,
+    /// What is said of those settings: a `model` that is not a string, an untrusted
+    /// folder's `model` not applied, an `apiKeyHelper` (not run here), each once.
+    pub notices: Vec<String>,
+}
+
+/// The settings' `model` of a session with `options`, as Claude Code reads it (it chooses
+/// the model when neither `--model` nor `ANTHROPIC_MODEL` does), and what to say of the
+/// keys `agent` reads or does not: an untrusted folder's own `model` is not applied (its
+/// files may only restrict), and `apiKeyHelper`, which this tool layer does not run, is
+/// said to be ignored.
+pub(crate) fn agent_settings(options: &SessionOptions) -> AgentSettings {
+    let Some(read) = applied_settings(options) else {
+        return AgentSettings::default();
+    };
+    let mut said = AgentSettings::default();
+    match &read.merged["model"] {
+        serde_json::Value::Null => {}
+        serde_json::Value::String(model) if model.trim().is_empty() => {}
+        serde_json::Value::String(model) => said.model = Some(model.clone()),
+        other => said.notices.push(format!(
+            "the settings' `model` must be a string (a model name or an alias such as `sonnet`), not {}; ignored",
+            tool_core::shown_setting(other)
+        )),
+    }
+    if said.model.is_none()
+        && let Some(file) = read
+            .untrusted
+            .iter()
+            .find(|f| f.value.get("model").is_some_and(|m| !m.is_null()))
+    {
+        said.notices.push(format!(
+            "the `model` of {} was not applied: this folder is not trusted, so its own settings may only restrict",
+            file.path
+                .as_deref()
+                .map_or_else(String::new, |p| tool_core::permission::escape_invisible(
+                    &p.display().to_string()
+                ))
+        ));
+    }
+    if read
+        .all
+        .iter()
+        .any(|f| f.value.get("apiKeyHelper").is_some_and(|h| !h.is_null()))
+    {
+        said.notices.push(
+            "the settings' `apiKeyHelper` is ignored: this tool layer does not run it; the API key comes from ANTHROPIC_API_KEY"
+                .to_owned(),
+        );
+    }
+    said
 }
 
 /// A number as JavaScript's `String()` writes it, as Claude Code sets a settings `env` value:
@@ -418,23 +494,235 @@ fn builtin_tools(engine: &PermissionEngine, offer_tool_search: bool) -> Vec<Arc<
     })
 }
 
+/// The tools [`session_builtin_tools`] lists, and what it says of the settings.
+pub(crate) type ToolsAndNotices = (Vec<Arc<dyn Tool>>, Vec<String>);
+
 /// The built-in tools a session opened with `options` would have ([`builtin_tools`]), without
-/// opening it (no MCP server, no hooks): what `toolwright tools` lists.
-pub(crate) fn session_builtin_tools(
-    options: &SessionOptions,
-) -> Result<Vec<Arc<dyn Tool>>, String> {
-    let cwd = project_dir(&options.cwd)?;
-    let trusted = options
-        .trusted
-        .unwrap_or_else(|| crate::trust::is_trusted(&cwd));
-    let loaded = load_permissions(&options.settings_sources(&cwd, trusted));
-    let fatal = loaded.command_line_errors();
-    if !fatal.is_empty() {
-        return Err(format!("bad --settings:\n  {}", fatal.join("\n  ")));
+/// opening it (no MCP server is started, no session directory made), with what such a
+/// session would say of its settings (their problems, the rules', the MCP servers' and the
+/// hooks', and what an untrusted folder's files set that was not applied): what
+/// `toolwright tools` lists and says. An error stops the command, as it stops a session.
+pub(crate) fn session_builtin_tools(options: &SessionOptions) -> Result<ToolsAndNotices, String> {
+    let setup = SessionSettings::read(options)?;
+    let mut notices = setup.notices.clone();
+    notices.extend(setup.late_notices());
+    Ok((
+        builtin_tools(&setup.engine, options.offer_tool_search),
+        notices,
+    ))
+}
+
+/// What a session reads before it starts anything (no MCP server, no session directory): its
+/// settings, permission engine, hooks and MCP server configurations, with what the user
+/// should know of them. `toolwright tools` reads it too, to say what `run` would say.
+struct SessionSettings {
+    /// The project directory, canonical.
+    cwd: PathBuf,
+    /// The permission state, the `--mode` flag applied; prompts off.
+    permission: tool_core::ToolPermissionContext,
+    /// The engine over it.
+    engine: Arc<PermissionEngine>,
+    /// The hooks.
+    hooks: tool_hooks::LoadedHooks,
+    /// The MCP servers the policy lets through.
+    servers: Vec<tools_mcp::ServerConfig>,
+    /// The problems found so far: the settings', the rules', the MCP policy's and
+    /// configuration's.
+    notices: Vec<String>,
+    /// What an untrusted folder's own files set that was not applied (`its env`, `its
+    /// .mcp.json servers`), for [`late_notices`](Self::late_notices).
+    ignored: Vec<String>,
+    /// The settings files the permissions reported as unreadable or invalid: the hooks'
+    /// loader, which reads them too, does not say it again.
+    reported: Vec<PathBuf>,
+}
+
+impl SessionSettings {
+    /// Reads what a session with `options` reads. An error is a problem of what the command
+    /// line gave (`--settings`, `--mode`, `--mcp-config`) that stops the command.
+    fn read(options: &SessionOptions) -> Result<Self, String> {
+        let cwd = project_dir(&options.cwd)?;
+        let mode = options
+            .mode
+            .as_deref()
+            .map(tool_perms::settings::parse_mode)
+            .transpose()?;
+        let mut notices = Vec::new();
+        let trusted = options
+            .trusted
+            .unwrap_or_else(|| crate::trust::is_trusted(&cwd));
+
+        let sources = options.settings_sources(&cwd, trusted);
+        let mut hook_paths = SettingsPaths::discover(&cwd);
+        // The same files as the permissions: found through the environment before the
+        // settings' `env`.
+        hook_paths.user_config_dir = sources.user_config_dir.clone();
+        if !options.user_and_managed_settings {
+            hook_paths.managed_dir = None;
+        }
+        hook_paths.flag_settings = sources.flag_settings.clone();
+        hook_paths.project_trusted = trusted;
+
+        let loaded = load_permissions(&sources);
+        // What `--settings` gave is bad input when it is broken: running on without its
+        // rules (a deny the user meant to add) would fail open.
+        let fatal = loaded.command_line_errors();
+        if !fatal.is_empty() {
+            return Err(format!("bad --settings:\n  {}", fatal.join("\n  ")));
+        }
+        // So is an MCP server list it gave that cannot be read (a `deniedMcpServers` that is
+        // not an array of entries): the server it was to deny would start.
+        let (mcp_policy, policy_problems) = mcp_policy(&loaded)?;
+        // Before anything is started or created (the MCP servers, the session's directory),
+        // so a refusal leaves nothing behind.
+        let hooks = load_hooks(&hook_paths);
+        // A hook `--settings` defines that cannot be read is bad input, as a broken rule is:
+        // running on without it (a PreToolUse guard) would fail open. Not so what is not run
+        // by design, as docs/hooks.md says ([`tool_hooks::DiagnosticKind::NotRun`]). The
+        // command stops: the problems are worded as such (no "…; group skipped").
+        let broken_hooks = hooks.command_line_errors();
+        if !broken_hooks.is_empty() {
+            return Err(format!("bad --settings:\n  {}", broken_hooks.join("\n  ")));
+        }
+        // Under a `--mode`, no word about the mode the settings would have chosen.
+        notices.extend(loaded.diagnostics_under_mode(mode).map(ToString::to_string));
+        let mut ignored: Vec<String> = Vec::new();
+        if !loaded.untrusted_ignored_keys.is_empty() {
+            ignored.push(format!(
+                "its {}",
+                crate::trust::and_list(&loaded.untrusted_ignored_keys)
+            ));
+        }
+        let mut permission = loaded.context.clone();
+        loaded.apply_mode_flag(&mut permission, mode)?;
+        // By default nobody is asked: a call that would ask is denied with the reason. `serve`
+        // (elicitation to the client) and `agent` (on a terminal) turn prompts back on.
+        permission.avoid_prompts = true;
+        let (engine, rule_problems) =
+            PermissionEngine::new_lenient(&permission, options.protected_roots(&loaded, &cwd));
+        let engine = Arc::new(engine);
+        // The settings loader already reported the rules it found malformed, with their file:
+        // each problem is said once (a set look-up per problem: a repository's file may hold
+        // tens of thousands of malformed rules).
+        notices.extend(
+            rule_problems
+                .iter()
+                .filter(|p| !loaded.rules_reported.contains(&(p.source, p.rule.clone())))
+                .map(ToString::to_string),
+        );
+
+        // MCP servers: `--mcp-config`, the user's and local scopes, and the project's
+        // `.mcp.json` only when the folder is trusted; managed ones; then what the settings'
+        // allow and deny lists let through.
+        notices.extend(policy_problems);
+        // Files named relative to where the command runs, as `--settings` files are.
+        let mcp_config = tool_perms::settings::resolve_flag_settings(&options.mcp_config, &cwd);
+        let mut loader = tools_mcp::ConfigLoader::new(&cwd)
+            .with_mcp_config(mcp_config)
+            .with_project_trusted(trusted)
+            .with_policy(mcp_policy.with_entry_env(env_before_settings()));
+        loader.strict = options.strict_mcp_config;
+        // `.claude.json` where the environment before the settings' `env` puts it; the
+        // servers' `${VAR}`s still expand with the settings' `env`.
+        loader.claude_json = tools_mcp::default_claude_json(&*env_before_settings());
+        if !options.user_and_managed_settings {
+            loader.claude_json = None;
+            loader.managed_dir = None;
+        }
+        if let Some(refused) = loader.dynamic_config_refused() {
+            return Err(refused);
+        }
+        // What `--mcp-config` gave is bad input when it cannot be used, as a broken
+        // `--settings` is: running on without its servers would answer every call to them
+        // with "No such tool".
+        let unusable = loader.mcp_config_errors();
+        if !unusable.is_empty() {
+            return Err(format!("bad --mcp-config:\n  {}", unusable.join("\n  ")));
+        }
+        let (servers, mcp_problems) = loader.load();
+        notices.extend(mcp_problems.iter().map(ToString::to_string));
+        if !loader.untrusted_project_servers().is_empty() {
+            ignored.push("its .mcp.json servers".to_owned());
+        }
+        // Both loaders read the same files: a file the permissions already reported as
+        // unreadable or invalid is not reported a second time (the hooks' problems inside a
+        // file, which carry a location, are theirs alone).
+        let reported = loaded
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == tool_perms::settings::Severity::Error)
+            .filter_map(|d| d.file.clone())
+            .collect();
+        Ok(Self {
+            cwd,
+            permission,
+            engine,
+            hooks,
+            servers,
+            notices,
+            ignored,
+            reported,
+        })
     }
-    let (engine, _) =
-        PermissionEngine::new_lenient(&loaded.context, options.protected_roots(&loaded, &cwd));
-    Ok(builtin_tools(&engine, options.offer_tool_search))
+
+    /// What is said after the MCP servers' problems: the hooks' problems, and the notice
+    /// naming what an untrusted folder's own files set that was not applied.
+    fn late_notices(&self) -> Vec<String> {
+        let mut notices: Vec<String> = self
+            .hooks
+            .diagnostics
+            .iter()
+            .filter(|d| {
+                !(d.location.is_empty()
+                    && d.path
+                        .as_deref()
+                        .is_some_and(|p| self.reported.iter().any(|r| r == p)))
+            })
+            .map(ToString::to_string)
+            .collect();
+        let mut ignored = self.ignored.clone();
+        if !self.hooks.untrusted_ignored.is_empty() {
+            ignored.insert(ignored.len().min(1), "its hooks".to_owned());
+        }
+        if !ignored.is_empty() {
+            notices.push(crate::trust::untrusted_notice(&self.cwd, &ignored));
+        }
+        notices
+    }
+}
+
+/// The MCP server policy of the settings `loaded` read (their `allowedMcpServers`,
+/// `deniedMcpServers`, ...), with its problems as notices. A list given on the command line
+/// (an inline `--settings` value or a `--settings` file) that cannot be read is an error
+/// naming it, which stops the command: a `deniedMcpServers` that is not an array of entries
+/// would otherwise block every server, unlike what the command was given for.
+fn mcp_policy(
+    loaded: &tool_perms::settings::LoadedPermissions,
+) -> Result<(tools_mcp::McpPolicy, Vec<String>), String> {
+    let mut policy = tools_mcp::McpPolicy::default();
+    let mut notices = Vec::new();
+    let mut fatal = Vec::new();
+    for f in &loaded.files {
+        let managed = f.source == RuleSource::PolicySettings;
+        // A value without a file is named by its flag (`--settings`, `--settings #2`).
+        let named = |said: String| match (&f.path, &f.origin) {
+            (Some(_), _) => said,
+            (None, origin) => format!("{}: {said}", origin.as_deref().unwrap_or("--settings")),
+        };
+        for problem in policy.add_settings(&f.value, managed, f.path.as_deref()) {
+            let command_line = f.source == RuleSource::FlagSettings || f.path.is_none();
+            if command_line && problem.severity == tools_mcp::Severity::Error {
+                fatal.push(named(problem.stopping_the_command()));
+            } else {
+                notices.push(named(problem.to_string()));
+            }
+        }
+    }
+    if fatal.is_empty() {
+        Ok((policy, notices))
+    } else {
+        Err(format!("bad --settings:\n  {}", fatal.join("\n  ")))
+    }
 }
 
 fn session_id() -> String {
@@ -490,116 +778,11 @@ impl Session {
     /// Opens a session: reads the settings, builds the permission engine, the hook runner and
     /// the tool list.
     pub async fn open(options: &SessionOptions) -> Result<Self, String> {
-        let cwd = project_dir(&options.cwd)?;
-        let mode = options
-            .mode
-            .as_deref()
-            .map(tool_perms::settings::parse_mode)
-            .transpose()?;
-        let mut notices = Vec::new();
-        let trusted = options
-            .trusted
-            .unwrap_or_else(|| crate::trust::is_trusted(&cwd));
-
-        let sources = options.settings_sources(&cwd, trusted);
-        let mut hook_paths = SettingsPaths::discover(&cwd);
-        // The same files as the permissions: found through the environment before the
-        // settings' `env`.
-        hook_paths.user_config_dir = sources.user_config_dir.clone();
-        if !options.user_and_managed_settings {
-            hook_paths.managed_dir = None;
-        }
-        hook_paths.flag_settings = sources.flag_settings.clone();
-        hook_paths.project_trusted = trusted;
-
-        let loaded = load_permissions(&sources);
-        // What `--settings` gave is bad input when it is broken: running on without its
-        // rules (a deny the user meant to add) would fail open.
-        let fatal = loaded.command_line_errors();
-        if !fatal.is_empty() {
-            return Err(format!("bad --settings:\n  {}", fatal.join("\n  ")));
-        }
-        // Before anything is started or created (the MCP servers, the session's directory),
-        // so a refusal leaves nothing behind.
-        let hooks = load_hooks(&hook_paths);
-        // A hook `--settings` defines that cannot be read is bad input, as a broken rule is:
-        // running on without it (a PreToolUse guard) would fail open. Not so what is not run
-        // by design, as docs/hooks.md says ([`tool_hooks::DiagnosticKind::NotRun`]). The
-        // command stops: the problems are worded as such (no "…; group skipped").
-        let broken_hooks = hooks.command_line_errors();
-        if !broken_hooks.is_empty() {
-            return Err(format!("bad --settings:\n  {}", broken_hooks.join("\n  ")));
-        }
-        // Under a `--mode`, no word about the mode the settings would have chosen.
-        notices.extend(loaded.diagnostics_under_mode(mode).map(ToString::to_string));
-        let mut ignored: Vec<String> = Vec::new();
-        if !loaded.untrusted_ignored_keys.is_empty() {
-            ignored.push(format!(
-                "its {}",
-                crate::trust::and_list(&loaded.untrusted_ignored_keys)
-            ));
-        }
-        let mut permission = loaded.context.clone();
-        loaded.apply_mode_flag(&mut permission, mode)?;
-        // By default nobody is asked: a call that would ask is denied with the reason. `serve`
-        // (elicitation to the client) and `agent` (on a terminal) turn prompts back on.
-        permission.avoid_prompts = true;
-        let (engine, rule_problems) =
-            PermissionEngine::new_lenient(&permission, options.protected_roots(&loaded, &cwd));
-        let engine = Arc::new(engine);
-        // The settings loader already reported the rules it found malformed, with their file:
-        // each problem is said once.
-        notices.extend(
-            rule_problems
-                .iter()
-                .filter(|p| {
-                    let quoted = format!("`{}`", p.rule);
-                    !loaded
-                        .diagnostics
-                        .iter()
-                        .any(|d| d.source == p.source && d.message.contains(&quoted))
-                })
-                .map(ToString::to_string),
-        );
-
-        // MCP servers: `--mcp-config`, the user's and local scopes, and the project's
-        // `.mcp.json` only when the folder is trusted; managed ones; then what the settings'
-        // allow and deny lists let through.
-        let (mcp_policy, policy_problems) =
-            tools_mcp::McpPolicy::from_settings(loaded.files.iter().map(|f| {
-                let managed = f.source == RuleSource::PolicySettings;
-                (managed, f.path.as_deref(), &f.value)
-            }));
-        notices.extend(policy_problems.iter().map(ToString::to_string));
-        // Files named relative to where the command runs, as `--settings` files are.
-        let mcp_config = tool_perms::settings::resolve_flag_settings(&options.mcp_config, &cwd);
-        let mut loader = tools_mcp::ConfigLoader::new(&cwd)
-            .with_mcp_config(mcp_config)
-            .with_project_trusted(trusted)
-            .with_policy(mcp_policy.with_entry_env(env_before_settings()));
-        loader.strict = options.strict_mcp_config;
-        // `.claude.json` where the environment before the settings' `env` puts it; the
-        // servers' `${VAR}`s still expand with the settings' `env`.
-        loader.claude_json = tools_mcp::default_claude_json(&*env_before_settings());
-        if !options.user_and_managed_settings {
-            loader.claude_json = None;
-            loader.managed_dir = None;
-        }
-        if let Some(refused) = loader.dynamic_config_refused() {
-            return Err(refused);
-        }
-        // What `--mcp-config` gave is bad input when it cannot be used, as a broken
-        // `--settings` is: running on without its servers would answer every call to them
-        // with "No such tool".
-        let unusable = loader.mcp_config_errors();
-        if !unusable.is_empty() {
-            return Err(format!("bad --mcp-config:\n  {}", unusable.join("\n  ")));
-        }
-        let (servers, mcp_problems) = loader.load();
-        notices.extend(mcp_problems.iter().map(ToString::to_string));
-        if !loader.untrusted_project_servers().is_empty() {
-            ignored.push("its .mcp.json servers".to_owned());
-        }
+        let mut setup = SessionSettings::read(options)?;
+        let mut notices = std::mem::take(&mut setup.notices);
+        let servers = std::mem::take(&mut setup.servers);
+        let (cwd, permission) = (setup.cwd.clone(), setup.permission.clone());
+        let engine = Arc::clone(&setup.engine);
         let session = session_id();
         // The session's own directory: private (0700) and unguessable, so no other user of
         // the machine can read what tools wrote there or plant files in it. It holds the
@@ -662,31 +845,8 @@ impl Session {
         };
         let tools = current_tools();
 
-        // Both loaders read the same files: a file the permissions already reported as
-        // unreadable or invalid is not reported a second time (the hooks' problems inside a
-        // file, which carry a location, are theirs alone).
-        let reported: Vec<&std::path::Path> = loaded
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == tool_perms::settings::Severity::Error)
-            .filter_map(|d| d.file.as_deref())
-            .collect();
-        notices.extend(
-            hooks
-                .diagnostics
-                .iter()
-                .filter(|d| {
-                    !(d.location.is_empty()
-                        && d.path.as_deref().is_some_and(|p| reported.contains(&p)))
-                })
-                .map(ToString::to_string),
-        );
-        if !hooks.untrusted_ignored.is_empty() {
-            ignored.insert(ignored.len().min(1), "its hooks".to_owned());
-        }
-        if !ignored.is_empty() {
-            notices.push(crate::trust::untrusted_notice(&cwd, &ignored));
-        }
+        notices.extend(setup.late_notices());
+        let hooks = setup.hooks;
         // There from the start (empty until `agent` writes to it), so a hook that reads it
         // finds a file in every session.
         let transcript_path = session_dir.join(TRANSCRIPT_FILE);

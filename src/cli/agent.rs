@@ -41,7 +41,7 @@ pub struct AgentArgs {
     pub session: SessionArgs,
     /// The model: a name, or one of the aliases `sonnet`, `opus` and `haiku` (resolved as
     /// the Agent tool resolves them, `ANTHROPIC_DEFAULT_*_MODEL` first). Default:
-    /// `ANTHROPIC_MODEL`, else `claude-sonnet-4-5`.
+    /// `ANTHROPIC_MODEL`, else the settings' `model`, else `claude-sonnet-4-5`.
     #[arg(long)]
     pub model: Option<String>,
     /// At most this many model requests (at least 1).
@@ -65,8 +65,28 @@ pub struct AgentArgs {
     pub json: bool,
 }
 
-/// The model when `--model` names none.
+/// The model when nothing names one.
 const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+
+/// The model `agent` talks to, as Claude Code chooses it: `--model` (`flag`), else
+/// `ANTHROPIC_MODEL` (the settings' `env` applied), else the settings' `model`
+/// (`settings`), else [`DEFAULT_MODEL`]; what comes after the flag is also what
+/// `--model default` names. An alias (`opus`) is the model it stands for: the API knows no
+/// `opus`, and the cost estimate needs the real name.
+fn agent_model(flag: Option<&str>, settings: Option<&str>) -> String {
+    let configured = std::env::var("ANTHROPIC_MODEL")
+        .ok()
+        .filter(|m| !m.trim().is_empty())
+        .or_else(|| settings.map(str::to_owned));
+    let default_model = configured.map_or_else(
+        || DEFAULT_MODEL.to_owned(),
+        |m| toolwright::agent::subagent::resolve_model(&m, DEFAULT_MODEL),
+    );
+    match flag {
+        Some(requested) => toolwright::agent::subagent::resolve_model(requested, &default_model),
+        None => default_model,
+    }
+}
 
 /// A prompt with something in it: the API refuses an empty message.
 fn parse_prompt(text: &str) -> Result<String, String> {
@@ -377,6 +397,15 @@ fn session_env_file(ctx: &ToolUseContext) -> Option<PathBuf> {
 pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     // After a signal, output nobody reads does not hold the run.
     super::exit_when_output_stalls_after_a_signal();
+    let mut options = args.session.options(false);
+    if trusted.is_some() {
+        options.trusted = trusted;
+    }
+    // Before the key is looked for: an `apiKeyHelper` the settings name is not run here.
+    let settings = crate::session::agent_settings(&options);
+    for notice in &settings.notices {
+        eoutln!("toolwright agent: {notice}");
+    }
     let client_config = match ClientConfig::from_env() {
         Ok(c) => c,
         Err(e) => {
@@ -394,25 +423,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     };
     let quiet = args.print || args.json;
     let interactive = is_interactive(args);
-    // `--model opus` names the model the alias stands for: the API knows no `opus`, and the
-    // cost estimate needs the real name.
-    // As Claude Code: `--model`, else `ANTHROPIC_MODEL` (the settings' `env` applied), which
-    // is also what `--model default` names.
-    let default_model = std::env::var("ANTHROPIC_MODEL")
-        .ok()
-        .filter(|m| !m.trim().is_empty())
-        .map_or_else(
-            || DEFAULT_MODEL.to_owned(),
-            |m| toolwright::agent::subagent::resolve_model(&m, DEFAULT_MODEL),
-        );
-    let model = match &args.model {
-        Some(requested) => toolwright::agent::subagent::resolve_model(requested, &default_model),
-        None => default_model,
-    };
-    let mut options = args.session.options(false);
-    if trusted.is_some() {
-        options.trusted = trusted;
-    }
+    let model = agent_model(args.model.as_deref(), settings.model.as_deref());
     let session = match Session::open(&options).await {
         Ok(s) => s,
         Err(e) => {

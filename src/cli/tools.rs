@@ -95,7 +95,9 @@ fn depends_on_input(tool: &dyn Tool, key: &str) -> bool {
 }
 
 /// Runs `toolwright tools`. The settings' `env` is already in this process's environment
-/// (see `main`), so the environment gates answer as they would in a session.
+/// (see `main`), so the environment gates answer as they would in a session. What a session
+/// would say of the settings (their problems, an untrusted folder's notice) goes to standard
+/// error, as `run` says it.
 pub async fn run(args: &ToolsArgs) -> ExitCode {
     // Settings that cannot be used would leave the environment gates unanswered: the list
     // would be another session's.
@@ -111,7 +113,14 @@ pub async fn run(args: &ToolsArgs) -> ExitCode {
             Err(error) => Err(error),
         }
     } else {
-        crate::session::session_builtin_tools(&args.options())
+        // The settings as a session reads them, without starting anything: their problems
+        // are said as `run` says them.
+        crate::session::session_builtin_tools(&args.options()).map(|(tools, notices)| {
+            for notice in &notices {
+                eoutln!("toolwright: {notice}");
+            }
+            tools
+        })
     };
     let tools = match listed {
         Ok(tools) => tools,

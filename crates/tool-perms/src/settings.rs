@@ -5,14 +5,16 @@
 //! of permissions, so other layers (hooks) can use them for their own sections;
 //! [`load_permissions`] builds the [`ToolPermissionContext`] from them.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use tool_core::permission::escape_invisible;
 use tool_core::{
     PermissionMode, RuleBehavior, RuleSource, SourcedRule, ToolPermissionContext, expand_path,
 };
 
-use crate::engine::{PermissionEngine, RuleDiagnostic};
+use crate::engine::PermissionEngine;
 use crate::path::PathRoots;
 
 /// Where to look for settings.
@@ -126,7 +128,15 @@ impl std::fmt::Display for SettingsDiagnostic {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        write!(f, "{file}: {sev}: {}", self.message)
+        // What the message quotes (a key, a rule, a value) was written by someone else: a
+        // zero-width space or a bidirectional control in it is shown as an escape, so that
+        // `permissions\u{200b}` does not read as `permissions`.
+        write!(
+            f,
+            "{}: {sev}: {}",
+            escape_invisible(&file),
+            escape_invisible(&self.message)
+        )
     }
 }
 
@@ -737,6 +747,12 @@ pub struct LoadedPermissions {
     /// `disableBypassPermissionsMode: "disable"` was set: bypassPermissions may not be
     /// entered, not even from a command-line flag.
     pub bypass_disabled: bool,
+    /// The rules (with their source, as written in the context) whose problems
+    /// [`diagnostics`](Self::diagnostics) already say: a host that builds an engine over
+    /// [`context`](Self::context) finds the same problems again, and looks each one up here
+    /// (in constant time: a repository's file may hold tens of thousands of rules) to say it
+    /// once.
+    pub rules_reported: HashSet<(RuleSource, String)>,
 }
 
 impl LoadedPermissions {
@@ -1108,6 +1124,7 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
     let mut bypass_disabled = false;
     // The file that disabled it (the first read: the highest precedence), for the warning.
     let mut disabled_by: Option<(RuleSource, Option<PathBuf>)> = None;
+    let mut rules_reported = HashSet::new();
     let mut settings_files: Vec<PathBuf> = files.iter().filter_map(|f| f.path.clone()).collect();
     if let Some(dir) = &sources.user_config_dir {
         settings_files.push(dir.join("settings.json"));
@@ -1297,23 +1314,57 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
                 ));
             }
         }
+        // Deny and ask rules naming no tool (`Bsah`, `Wirte(./x)`), as Claude Code warns of
+        // them: said here, with the tool meant when one is close.
+        let mut unknown_names = HashSet::new();
+        let mut name_diags = Vec::new();
+        for (behavior, rules) in [
+            (RuleBehavior::Deny, &file_ctx.deny),
+            (RuleBehavior::Ask, &file_ctx.ask),
+        ] {
+            for sr in rules {
+                if let Some(problem) = unknown_tool_name(&sr.rule) {
+                    // In a value given for this command the deny meant would not hold: an
+                    // error there, as a misspelt key is.
+                    name_diags.push(diag(
+                        unknown,
+                        format!("{} rule `{}`: {problem}", behavior_name(behavior), sr.rule),
+                    ));
+                    unknown_names.insert((behavior, sr.rule.clone()));
+                }
+            }
+        }
         let (_, rule_diags) = PermissionEngine::new_lenient(&file_ctx, roots.clone());
-        diagnostics.extend(
-            rule_diags
-                .into_iter()
-                .map(|d: RuleDiagnostic| SettingsDiagnostic {
-                    file: f.path.clone(),
-                    origin: f.origin.clone(),
-                    source: f.source,
-                    severity: if d.error {
-                        Severity::Error
-                    } else {
-                        Severity::Warning
-                    },
-                    message: format!("{:?} rule `{}`: {}", d.behavior, d.rule, d.reason)
-                        .to_lowercase_first(),
-                }),
-        );
+        for d in rule_diags {
+            // Said here (or by the unknown name): an engine over the merged rules finds it
+            // again, and the host leaves it out.
+            rules_reported.insert((f.source, d.rule.clone()));
+            let named_unknown = unknown_names.contains(&(d.behavior, d.rule.clone()));
+            // The engine's "`Tool(param:value)` rules are not supported" of a rule whose tool
+            // no tool is: the unknown name says it.
+            if named_unknown && !d.error && d.reason.contains("(param:value)") {
+                continue;
+            }
+            // A known tool written with other capitals (`bash(rm:*)`), which the engine
+            // warns of: in an inline value a deny or ask rule so written is an error too.
+            let miscapitalised = !d.error
+                && d.behavior != RuleBehavior::Allow
+                && d.reason.contains("tool names are case-sensitive");
+            let severity = if d.error || (miscapitalised && unknown == Severity::Error) {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            diagnostics.push(SettingsDiagnostic {
+                file: f.path.clone(),
+                origin: f.origin.clone(),
+                source: f.source,
+                severity,
+                message: format!("{:?} rule `{}`: {}", d.behavior, d.rule, d.reason)
+                    .to_lowercase_first(),
+            });
+        }
+        diagnostics.extend(name_diags);
         // The allow rules of an untrusted project's file were checked (above), not applied.
         if grants {
             ctx.allow.extend(file_ctx.allow);
@@ -1415,7 +1466,129 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
         untrusted_ignored,
         untrusted_ignored_keys,
         bypass_disabled,
+        rules_reported,
     }
+}
+
+/// A rule list's name as messages say it (`deny`, `ask`, `allow`).
+fn behavior_name(behavior: RuleBehavior) -> &'static str {
+    match behavior {
+        RuleBehavior::Allow => "allow",
+        RuleBehavior::Deny => "deny",
+        RuleBehavior::Ask => "ask",
+    }
+}
+
+/// The names of the tools a rule may name without a word: the built-in tools of every build
+/// of Toolwright (every Cargo profile and runtime gate, the agent's Agent tool, the example
+/// WordCount), their old names, and Claude Code's tools (its `BUILTIN_TOOL_NAMES` and those
+/// its documentation lists), which a settings file shared with it may name. MCP tools
+/// (`mcp__<server>__<tool>`) are not listed: a name with `_` is never checked.
+pub const KNOWN_TOOL_NAMES: &[&str] = &[
+    "Agent",
+    "AgentOutputTool",
+    "Artifact",
+    "AskUserQuestion",
+    "Bash",
+    "BashOutput",
+    "BashOutputTool",
+    "ClaudeDesign",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "Edit",
+    "EndConversation",
+    "EnterPlanMode",
+    "EnterWorktree",
+    "ExitPlanMode",
+    "ExitWorktree",
+    "Glob",
+    "Grep",
+    "KillShell",
+    "LS",
+    "LSP",
+    "LSTool",
+    "ListAgents",
+    "ListMcpResourcesTool",
+    "MCPSearch",
+    "Monitor",
+    "MultiEdit",
+    "NotebookEdit",
+    "NotebookRead",
+    "OfferChromeSetup",
+    "PowerShell",
+    "Projects",
+    "ProposeGoal",
+    "PushNotification",
+    "REPL",
+    "Read",
+    "ReadMcpResourceDirTool",
+    "ReadMcpResourceTool",
+    "ReadNotifications",
+    "RefreshMcpTools",
+    "RemoteTrigger",
+    "ReportFindings",
+    "ScheduleWakeup",
+    "SendFeedback",
+    "SendMessage",
+    "SendUserFile",
+    "SendUserMessage",
+    "SetGoal",
+    "ShareOnboardingGuide",
+    "ShowOnboardingRolePicker",
+    "Skill",
+    "Sleep",
+    "StructuredOutput",
+    "SubagentHandback",
+    "Task",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskOutput",
+    "TaskStop",
+    "TaskUpdate",
+    "TodoWrite",
+    "ToolSearch",
+    "View",
+    "WaitForMcpServers",
+    "WebFetch",
+    "WebSearch",
+    "WordCount",
+    "Workflow",
+    "Write",
+];
+
+/// What is wrong with the tool name of a deny or ask rule that names no tool
+/// ([`KNOWN_TOOL_NAMES`]), with the tool meant when one is a typo away (`Bsah`, `Wirte`,
+/// `WebFecth`); `None` for a known name, a malformed rule (reported for its syntax), a name
+/// with `_` or `*` (MCP tools, globs: Claude Code exempts them too) and a known name with
+/// other capitals (`bash`), which the engine reports itself.
+fn unknown_tool_name(rule: &str) -> Option<String> {
+    let parsed = crate::rule::parse_rule(rule).ok()?;
+    let name = parsed.tool_name.as_str();
+    if name.contains(['_', '*'])
+        || KNOWN_TOOL_NAMES
+            .iter()
+            .any(|known| known.eq_ignore_ascii_case(name))
+    {
+        return None;
+    }
+    let given = name.to_lowercase();
+    // The closest name within one edit (two for a name over four letters).
+    let meant = (1..=2).find_map(|edits| {
+        KNOWN_TOOL_NAMES.iter().find(|known| {
+            (edits == 1 || known.len() > 4)
+                && edit_distance_within(&given, &known.to_lowercase(), edits)
+        })
+    });
+    Some(match meant {
+        Some(meant) => format!(
+            "no tool is named `{name}` (did you mean `{meant}`?): as written, this rule matches nothing"
+        ),
+        None => format!(
+            "no tool is named `{name}`: as written, this rule matches nothing (MCP tools are named `mcp__<server>__<tool>`)"
+        ),
+    })
 }
 
 trait LowerFirst {

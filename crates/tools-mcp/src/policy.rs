@@ -3,7 +3,10 @@
 //! An [`McpPolicy`] collects, from every settings level the host read:
 //!
 //! - `deniedMcpServers`: servers that never start, whatever their scope (managed ones too).
-//!   Lists from every level are concatenated; a match wins over everything.
+//!   Lists from every level are concatenated; a match wins over everything. A list that
+//!   cannot be read (not an array, or an entry without a usable `serverName`,
+//!   `serverCommand` or `serverUrl`) cannot say which servers it blocks, so it blocks every
+//!   server until it is fixed: it fails closed, as a broken allowlist does.
 //! - `allowedMcpServers`: when set at any level, only matching servers start. Lists from every
 //!   level are concatenated, unless managed settings set `allowManagedMcpServersOnly`, which
 //!   keeps the managed list only. An empty list allows nothing. The organisation's own
@@ -56,6 +59,8 @@ impl fmt::Display for ServerMatcher {
             Self::Command(c) => ("serverCommand", Value::from(c.clone())),
             Self::Url(u) => ("serverUrl", Value::from(u.as_str())),
         };
+        // As written by someone else: control and invisible characters shown escaped.
+        let value = tool_core::permission::escape_invisible(&value.to_string());
         write!(f, "{{\"{key}\": {value}}}")
     }
 }
@@ -67,6 +72,9 @@ pub struct McpPolicy {
     other_allow: Option<AllowList>,
     managed_allow_only: bool,
     deny: Vec<ServerMatcher>,
+    /// Where a `deniedMcpServers` list could not be read (`None`: a value without a file),
+    /// in the order met: every server is blocked.
+    deny_unreadable: Vec<Option<PathBuf>>,
     disabled_project_servers: BTreeSet<String>,
     /// `managedMcpServers` entries with the file each came from.
     provided: BTreeMap<String, (Value, Option<PathBuf>)>,
@@ -81,6 +89,7 @@ impl fmt::Debug for McpPolicy {
             .field("other_allow", &self.other_allow)
             .field("managed_allow_only", &self.managed_allow_only)
             .field("deny", &self.deny)
+            .field("deny_unreadable", &self.deny_unreadable)
             .field("disabled_project_servers", &self.disabled_project_servers)
             .field("provided", &self.provided.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
@@ -95,6 +104,8 @@ struct AllowList {
     entries: Vec<ServerMatcher>,
     has_command: bool,
     has_url: bool,
+    /// For a deny list: it, or one of its entries, could not be read.
+    unreadable: bool,
 }
 
 impl AllowList {
@@ -115,6 +126,9 @@ pub enum Blocked {
     Denied(ServerMatcher),
     /// An allowlist is set and nothing in it matches.
     NotAllowed,
+    /// A `deniedMcpServers` list (in this file; `None`: a value given without one) could not
+    /// be read, so it cannot say which servers it blocks: it blocks them all.
+    DenyListUnreadable(Option<PathBuf>),
 }
 
 impl fmt::Display for Blocked {
@@ -129,6 +143,16 @@ impl fmt::Display for Blocked {
                 "blocked by policy: no allowedMcpServers entry matches it; \
                  the server is not started",
             ),
+            Self::DenyListUnreadable(file) => {
+                f.write_str("blocked by policy: the deniedMcpServers list")?;
+                if let Some(file) = file {
+                    write!(f, " of {}", file.display())?;
+                }
+                f.write_str(
+                    " cannot be read, so it cannot say which servers it blocks and blocks \
+                     every one until it is fixed; the server is not started",
+                )
+            }
         }
     }
 }
@@ -156,6 +180,9 @@ impl McpPolicy {
             list.get_or_insert_with(AllowList::default).extend(&allow);
         }
         if let Some(deny) = parse_list(settings, "deniedMcpServers", false, file, &mut diags) {
+            if deny.unreadable {
+                self.deny_unreadable.push(file.map(Path::to_path_buf));
+            }
             self.deny.extend(deny.entries);
         }
         if let Some(names) = settings.get("disabledMcpjsonServers") {
@@ -251,7 +278,7 @@ impl McpPolicy {
     /// Whether any allowlist or denylist is set (a policy with neither lets every server
     /// through).
     pub fn restricts(&self) -> bool {
-        !self.deny.is_empty() || self.allowlist().is_some()
+        !self.deny.is_empty() || !self.deny_unreadable.is_empty() || self.allowlist().is_some()
     }
 
     /// The `managedMcpServers` entries, checked as Claude Code checks them: an `http`/`sse`
@@ -315,7 +342,11 @@ impl McpPolicy {
             .iter()
             .filter_map(|m| resolve_matcher(m, false, env, diags))
             .collect();
-        ResolvedPolicy { allow, deny }
+        ResolvedPolicy {
+            allow,
+            deny,
+            deny_unreadable: self.deny_unreadable.first().cloned(),
+        }
     }
 }
 
@@ -323,6 +354,8 @@ impl McpPolicy {
 pub(crate) struct ResolvedPolicy {
     allow: Option<ResolvedAllowList>,
     deny: Vec<(ServerMatcher, Resolved)>,
+    /// The first deny list that could not be read: it blocks every server.
+    deny_unreadable: Option<Option<PathBuf>>,
 }
 
 struct ResolvedAllowList {
@@ -340,6 +373,9 @@ enum Resolved {
 impl ResolvedPolicy {
     /// Whether `server` may start. `skip_allowlist` is for the organisation's own servers.
     pub(crate) fn check(&self, server: &ServerConfig, skip_allowlist: bool) -> Result<(), Blocked> {
+        if let Some(file) = &self.deny_unreadable {
+            return Err(Blocked::DenyListUnreadable(file.clone()));
+        }
         if let Some((written, _)) = self.deny.iter().find(|(_, m)| matches(m, server)) {
             return Err(Blocked::Denied(written.clone()));
         }
@@ -631,18 +667,25 @@ fn parse_list(
         return None;
     }
     let Some(items) = value.as_array() else {
-        // A broken allowlist allows nothing; a broken denylist cannot say what to block.
+        // A broken allowlist allows nothing; a broken denylist cannot say what to block, so
+        // it blocks everything.
         let consequence = if allow {
             "no server is allowed until it is fixed"
         } else {
-            "it is ignored"
+            DENY_LIST_UNREADABLE
         };
         diags.push(Diagnostic::error(
             None,
             file,
-            format!("\"{key}\" must be an array of entries; {consequence}"),
+            format!(
+                "\"{key}\" must be an array of entries, not {}; {consequence}",
+                tool_core::shown_setting(value)
+            ),
         ));
-        return allow.then(AllowList::default);
+        return Some(AllowList {
+            unreadable: !allow,
+            ..AllowList::default()
+        });
     };
     let mut list = AllowList::default();
     for item in items {
@@ -658,12 +701,28 @@ fn parse_list(
             .collect();
         if present.len() == 1 && valid.len() == 1 {
             list.entries.extend(valid);
+        } else if !allow && (present.is_empty() || valid.len() < present.len()) {
+            // What such an entry was to block is not known: the list blocks everything.
+            list.unreadable = true;
+            diags.push(Diagnostic::error(
+                None,
+                file,
+                format!(
+                    "\"{key}\" entry {} cannot be read: it needs serverName (a non-empty \
+                     string), serverCommand (a non-empty array of strings) or serverUrl (a \
+                     non-empty string); {DENY_LIST_UNREADABLE}",
+                    shown_entry(item)
+                ),
+            ));
         } else if present.len() > 1 && !allow {
             // Blocking by each key blocks at least what was meant.
             diags.push(Diagnostic::warning(
                 None,
                 file,
-                format!("\"{key}\" entry {item} has several keys; each one blocks on its own"),
+                format!(
+                    "\"{key}\" entry {} has several keys; each one blocks on its own",
+                    shown_entry(item)
+                ),
             ));
             list.entries.extend(valid);
         } else {
@@ -683,11 +742,24 @@ fn parse_list(
             diags.push(Diagnostic::warning(
                 None,
                 file,
-                format!("\"{key}\" entry {item} is ignored: {why}"),
+                format!("\"{key}\" entry {} is ignored: {why}", shown_entry(item)),
             ));
         }
     }
     Some(list)
+}
+
+/// What is said of a deny list that cannot be read ([`Blocked::DenyListUnreadable`]).
+const DENY_LIST_UNREADABLE: &str = "no MCP server starts until it is fixed (a deny list that cannot be read cannot say which servers it blocks)";
+
+/// An entry as a diagnostic quotes it: its JSON, with control and invisible characters
+/// escaped (`\u{200b}`), at most 200 characters.
+fn shown_entry(item: &Value) -> String {
+    let text = tool_core::permission::escape_invisible(&item.to_string());
+    match text.char_indices().nth(200) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
 }
 
 /// The entry's `key`, when its value is well-formed.
@@ -789,6 +861,80 @@ mod tests {
         assert!(!wildcard_match("*.example.com", "example.com"));
         assert!(wildcard_match("/*", "/"));
         assert!(!wildcard_match("abc", "abcd"));
+    }
+
+    /// Found by review: a `deniedMcpServers` that is not an array, or holds an entry that
+    /// names nothing (`{"servername": "x"}`), was "ignored" and the server it was to deny
+    /// started. Such a list cannot say what it blocks, so it blocks every server (the
+    /// organisation's too), with an error that says so; a readable list still blocks only
+    /// what it names.
+    #[test]
+    fn a_deny_list_that_cannot_be_read_blocks_every_server() {
+        let file = Path::new("/etc/settings.json");
+        let servers = [
+            ServerConfig::stdio("x", "node", ["x.js"]),
+            ServerConfig::stdio("y", "node", ["y.js"]),
+        ];
+        for denied in [
+            serde_json::json!({"serverName": "x"}),
+            serde_json::json!([{"servername": "x"}]),
+            serde_json::json!("x"),
+            serde_json::json!([{"serverName": "x"}, {"serverName": ""}]),
+            serde_json::json!([{"serverName": "x", "serverCommand": []}]),
+        ] {
+            let settings = serde_json::json!({"deniedMcpServers": denied});
+            let (policy, diags) = McpPolicy::from_settings([(false, Some(file), &settings)]);
+            assert!(policy.restricts(), "{denied}");
+            assert_eq!(diags.len(), 1, "{denied}: {diags:?}");
+            assert_eq!(
+                diags[0].severity,
+                crate::config::Severity::Error,
+                "{denied}"
+            );
+            assert!(
+                diags[0]
+                    .message
+                    .contains("no MCP server starts until it is fixed"),
+                "{}",
+                diags[0].message
+            );
+            let rules = policy.resolve(&|_| None, &mut Vec::new());
+            for server in &servers {
+                for exempt in [false, true] {
+                    let blocked = rules.check(server, exempt).unwrap_err();
+                    assert_eq!(
+                        blocked,
+                        Blocked::DenyListUnreadable(Some(file.to_path_buf())),
+                        "{denied}"
+                    );
+                    assert!(
+                        blocked.to_string().contains("/etc/settings.json"),
+                        "{blocked}"
+                    );
+                }
+            }
+        }
+        let settings = serde_json::json!({"deniedMcpServers": [{"serverName": "x"}]});
+        let (policy, diags) = McpPolicy::from_settings([(false, Some(file), &settings)]);
+        assert!(diags.is_empty(), "{diags:?}");
+        let rules = policy.resolve(&|_| None, &mut Vec::new());
+        assert!(rules.check(&servers[0], false).is_err());
+        assert_eq!(rules.check(&servers[1], false), Ok(()));
+    }
+
+    /// An entry with an invisible character is quoted with it escaped.
+    #[test]
+    fn entries_are_quoted_with_invisible_characters_escaped() {
+        let settings = serde_json::json!({"deniedMcpServers": [{"serverNam\u{200b}e": "x"}]});
+        let (_, diags) = McpPolicy::from_settings([(false, None, &settings)]);
+        assert!(
+            diags[0].message.contains("serverNam\\u{200b}e"),
+            "{}",
+            diags[0].message
+        );
+        assert!(!diags[0].message.contains('\u{200b}'));
+        let m = ServerMatcher::Name("gh\u{202e}x".into());
+        assert_eq!(m.to_string(), "{\"serverName\": \"gh\\u{202e}x\"}");
     }
 
     #[test]

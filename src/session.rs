@@ -437,7 +437,7 @@ pub(crate) fn agent_settings(options: &SessionOptions) -> AgentSettings {
             "the `model` of {} was not applied: this folder is not trusted, so its own settings may only restrict",
             file.path
                 .as_deref()
-                .map_or_else(String::new, |p| tool_core::permission::escape_invisible(
+                .map_or_else(String::new, |p| tool_core::escape_hidden(
                     &p.display().to_string()
                 ))
         ));

@@ -350,19 +350,9 @@ const SHOWN_OPTION_CHARS: usize = 300;
 /// Model-written text as the form shows it: invisible and control characters as visible
 /// escapes, cut at `max` characters.
 fn shown(text: &str, max: usize) -> String {
-    let mut out = String::new();
-    for (i, c) in text.chars().enumerate() {
-        if i == max {
-            out.push('…');
-            break;
-        }
-        if tool_core::is_hidden_char(c) {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    let cut: String = text.chars().take(max).collect();
+    let more = if cut.len() < text.len() { "…" } else { "" };
+    format!("{}{more}", tool_core::escape_hidden(&cut))
 }
 
 /// The form for AskUserQuestion: per question `qN` (a choice of its options, several for

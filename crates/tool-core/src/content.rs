@@ -283,33 +283,53 @@ pub fn empty_result_notice(tool_name: &str) -> String {
     format!("({tool_name} completed with no output)")
 }
 
-/// Whether `c` can make a text read differently from what it is: a control character (C0,
-/// DEL, C1) or an invisible formatting one (soft hyphen, zero-width characters, bidirectional
-/// controls and isolates, word joiners, line and paragraph separators, the byte-order mark).
-/// For hosts that show model- or server-written text to a person and must escape or refuse
-/// such characters.
+/// Whether `c` can make a text read differently from what it is, where a person reads it
+/// (a terminal, a diagnostic, a prompt): a control character (Unicode's Cc: C0, DEL, C1), a
+/// format character (Cf: the soft hyphen, zero-width spaces and joiners, bidirectional
+/// controls and isolates, the byte order mark, tag characters, ...), a line or paragraph
+/// separator (Zl, Zp), or white space other than ASCII's (a no-break space, an ideographic
+/// space). For hosts that show model- or server-written text and must escape or refuse such
+/// characters: [`escape_controls`], [`escape_hidden`].
 pub fn is_hidden_char(c: char) -> bool {
     c.is_control()
+        || (c.is_whitespace() && !c.is_ascii())
         || matches!(c,
-            '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}'
+            '\u{00AD}' | '\u{0600}'..='\u{0605}' | '\u{061C}' | '\u{06DD}' | '\u{070F}'
+            | '\u{0890}'..='\u{0891}' | '\u{08E2}' | '\u{180E}' | '\u{200B}'..='\u{200F}'
             | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}'
-            | '\u{FEFF}')
+            | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}' | '\u{110BD}' | '\u{110CD}'
+            | '\u{13430}'..='\u{1343F}' | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0001}' | '\u{E0020}'..='\u{E007F}')
 }
 
 /// `text` with its hidden characters ([`is_hidden_char`]) but the line feed as visible
-/// escapes (`\r`, `\t`, `\u{1b}`, `\u{200b}`), everything else as it is: for text a person
-/// reads on a terminal, where a carriage return or an escape sequence would rewrite the line
-/// and a zero-width character would hide a difference.
+/// escapes (`\r`, `\t`, `\u{1b}`, `\u{200b}`), everything else as it is: for text of
+/// several lines a person reads on a terminal, where a carriage return or an escape
+/// sequence would rewrite the line and a zero-width character would hide a difference.
 pub fn escape_controls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+    escape(text, true)
+}
+
+/// `text` with every hidden character ([`is_hidden_char`]), the line feed too, as a visible
+/// escape (`\n`, `\r`, `\t`, `\u{200b}`): for a name or a value a diagnostic quotes on one
+/// line (a settings key, a server's name, a path), which must not print a line of its own
+/// that passes for another message, or look like another name.
+pub fn escape_hidden(text: &str) -> String {
+    escape(text, false)
+}
+
+fn escape(text: &str, keep_line_feeds: bool) -> String {
+    if !text.chars().any(is_hidden_char) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         match c {
-            '\n' => out.push('\n'),
+            '\n' if keep_line_feeds => out.push('\n'),
+            '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if is_hidden_char(c) => {
-                out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-            }
+            c if is_hidden_char(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
             c => out.push(c),
         }
     }
@@ -320,13 +340,40 @@ pub fn escape_controls(text: &str) -> String {
 mod tests {
     use super::*;
 
-    /// Hidden characters become escapes; the line feed and visible text stay as they are.
+    /// Hidden characters become escapes; the line feed stays in text of several lines and
+    /// is escaped in a name; visible text, letters of any script, stays as it is. Found by
+    /// review: diagnostics printed a zero-width space in a settings key raw.
     #[test]
     fn hidden_characters_are_escaped() {
         assert_eq!(
             escape_controls("a\rb\tc\u{1b}[2J\u{200b}d\ne ä"),
             "a\\rb\\tc\\u{1b}[2J\\u{200b}d\ne ä"
         );
+        for (c, shown) in [
+            ('\u{200b}', "\\u{200b}"),
+            ('\u{a0}', "\\u{a0}"),
+            ('\u{3000}', "\\u{3000}"),
+            ('\u{2028}', "\\u{2028}"),
+            ('\u{2029}', "\\u{2029}"),
+            ('\u{202e}', "\\u{202e}"),
+            ('\u{feff}', "\\u{feff}"),
+            ('\u{e0041}', "\\u{e0041}"),
+            ('\u{fff9}', "\\u{fff9}"),
+            ('\u{110bd}', "\\u{110bd}"),
+            ('\u{1b}', "\\u{1b}"),
+            ('\t', "\\t"),
+            ('\n', "\\n"),
+            ('\u{85}', "\\u{85}"),
+        ] {
+            assert_eq!(
+                escape_hidden(&format!("a{c}b")),
+                format!("a{shown}b"),
+                "{c:?}"
+            );
+        }
+        for text in ["permissions", "Bash(rm -rf /tmp/é中)", "a b", "\\(x\\)"] {
+            assert_eq!(escape_hidden(text), text);
+        }
     }
 
     #[test]

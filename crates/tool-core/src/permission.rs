@@ -406,7 +406,7 @@ pub fn rule_syntax_problem(rule: &str) -> Option<&'static str> {
     let name_end = first_open.unwrap_or(bytes.len());
     // Before the other checks on the name: `Bash\u{200b}(rm:*)` is no rule with content for
     // a tool of that name, it is a name no tool has.
-    if rule[..name_end].chars().any(is_invisible_char) {
+    if rule[..name_end].chars().any(crate::is_hidden_char) {
         return Some(
             "the tool name holds a control or invisible character (shown escaped), which no tool's name has",
         );
@@ -458,76 +458,9 @@ pub fn rule_syntax_problem(rule: &str) -> Option<&'static str> {
     None
 }
 
-/// Whether `c` shows nothing, or not itself, where a diagnostic quotes a name or a value: a
-/// control character (Unicode's Cc), a format character (Cf: zero-width spaces and joiners,
-/// bidirectional controls, the soft hyphen, the byte order mark, tag characters, ...), a line
-/// or paragraph separator (Zl, Zp), or whitespace other than ASCII's (a no-break space, an
-/// ideographic space). [`escape_invisible`] writes them as escapes.
-pub fn is_invisible_char(c: char) -> bool {
-    c.is_control()
-        || (c.is_whitespace() && !c.is_ascii())
-        || matches!(c,
-            '\u{00AD}' | '\u{0600}'..='\u{0605}' | '\u{061C}' | '\u{06DD}' | '\u{070F}'
-            | '\u{0890}'..='\u{0891}' | '\u{08E2}' | '\u{180E}' | '\u{200B}'..='\u{200F}'
-            | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}'
-            | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}' | '\u{110BD}' | '\u{110CD}'
-            | '\u{13430}'..='\u{1343F}' | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}'
-            | '\u{E0001}' | '\u{E0020}'..='\u{E007F}')
-}
-
-/// `text` with every character [`is_invisible_char`] finds written as a Rust-style escape
-/// (`\u{200b}`, `\u{9}`), everything else as it is: what a diagnostic shows of a key, a rule
-/// or a value, so that `permissions\u{200b}` does not read as `permissions`.
-pub fn escape_invisible(text: &str) -> String {
-    if !text.chars().any(is_invisible_char) {
-        return text.to_owned();
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if is_invisible_char(c) {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Found by review: diagnostics printed a zero-width space in a key raw. Every control
-    /// (Cc), format (Cf), line or paragraph separator (Zl, Zp) and non-ASCII white space is
-    /// escaped; other text, letters of any script included, stays as it is.
-    #[test]
-    fn invisible_characters_are_escaped() {
-        for (c, shown) in [
-            ('\u{200b}', "\\u{200b}"),
-            ('\u{a0}', "\\u{a0}"),
-            ('\u{3000}', "\\u{3000}"),
-            ('\u{2028}', "\\u{2028}"),
-            ('\u{2029}', "\\u{2029}"),
-            ('\u{202e}', "\\u{202e}"),
-            ('\u{feff}', "\\u{feff}"),
-            ('\u{e0041}', "\\u{e0041}"),
-            ('\u{fff9}', "\\u{fff9}"),
-            ('\u{110bd}', "\\u{110bd}"),
-            ('\u{1b}', "\\u{1b}"),
-            ('\t', "\\u{9}"),
-            ('\n', "\\u{a}"),
-            ('\u{85}', "\\u{85}"),
-        ] {
-            assert_eq!(
-                escape_invisible(&format!("a{c}b")),
-                format!("a{shown}b"),
-                "{c:?}"
-            );
-        }
-        for text in ["permissions", "Bash(rm -rf /tmp/é中)", "a b", "\\(x\\)"] {
-            assert_eq!(escape_invisible(text), text);
-        }
-    }
 
     #[test]
     fn permission_update_json_matches_claude_code() {

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use tool_core::permission::escape_invisible;
+use tool_core::escape_hidden;
 use tool_core::{
     PermissionMode, RuleBehavior, RuleSource, SourcedRule, ToolPermissionContext, expand_path,
 };
@@ -134,8 +134,8 @@ impl std::fmt::Display for SettingsDiagnostic {
         write!(
             f,
             "{}: {sev}: {}",
-            escape_invisible(&file),
-            escape_invisible(&self.message)
+            escape_hidden(&file),
+            escape_hidden(&self.message)
         )
     }
 }

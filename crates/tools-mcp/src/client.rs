@@ -25,7 +25,6 @@ use tokio::io::AsyncReadExt;
 use tool_core::{ProgressSender, Tool, ToolError};
 
 use crate::config::{ServerConfig, TransportConfig};
-use crate::naming::shown_name;
 use crate::options::McpOptions;
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -1592,7 +1591,10 @@ impl ServerConn {
 
     /// `MCP server "name"`, the subject of every error message.
     pub(crate) fn label(&self) -> String {
-        format!("MCP server \"{}\"", shown_name(&self.config.name))
+        format!(
+            "MCP server \"{}\"",
+            tool_core::escape_hidden(&self.config.name)
+        )
     }
 
     /// `text` with this server's URL shown without its user info and query, where a token
@@ -2243,7 +2245,7 @@ impl ServerConn {
             .await_answer(&live, handle, "tools/call", tool, progress, cancel)
             .await?;
         // The tool's name as messages quote it from here on (it was sent as it is).
-        let tool = shown_name(tool);
+        let tool = tool_core::escape_hidden(tool);
         let value = serde_json::to_value(&result).map_err(|e| {
             ToolError::msg(format!(
                 "{}: cannot read the result of tool \"{tool}\": {e}",
@@ -2299,9 +2301,9 @@ impl ServerConn {
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<rmcp::model::ServerResult, ToolError> {
         let subject = if method == "tools/call" {
-            format!("tool \"{}\"", shown_name(target))
+            format!("tool \"{}\"", tool_core::escape_hidden(target))
         } else {
-            format!("{method} \"{}\"", shown_name(target))
+            format!("{method} \"{}\"", tool_core::escape_hidden(target))
         };
         let request_id = handle.id.clone();
         let token = token_key(&handle.progress_token);
@@ -2354,7 +2356,7 @@ impl ServerConn {
                      not retried (it may or may not have taken effect); the server is reconnected \
                      on the next use.",
                     self.label(),
-                    shown_name(target)
+                    tool_core::escape_hidden(target)
                 ))));
             }
             () = cancel.cancelled() => {
@@ -2482,7 +2484,7 @@ impl ServerConn {
         e: ServiceError,
         live: &Live,
     ) -> ToolError {
-        let tool = shown_name(tool);
+        let tool = tool_core::escape_hidden(tool);
         if let ServiceError::McpError(data) = &e {
             // The server's own text may quote the URL it was reached at, credentials and all.
             return ToolError::msg(format!(
@@ -2635,7 +2637,7 @@ impl ServerConn {
             )
             .await?;
         // The URI as messages quote it from here on.
-        let uri = shown_name(uri);
+        let uri = tool_core::escape_hidden(uri);
         match outcome {
             rmcp::model::ServerResult::ReadResourceResult(result) => {
                 let value =

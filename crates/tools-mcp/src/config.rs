@@ -246,7 +246,7 @@ impl fmt::Display for Diagnostic {
         };
         write!(f, "{level}: ")?;
         if let Some(server) = &self.server {
-            write!(f, "MCP server \"{}\"", crate::naming::shown_name(server))?;
+            write!(f, "MCP server \"{}\"", tool_core::escape_hidden(server))?;
             if let Some(file) = &self.file {
                 write!(f, " ({})", file.display())?;
             }
@@ -950,7 +950,7 @@ fn prefix_clashes(servers: &[ServerConfig]) -> Vec<Diagnostic> {
         let normalised = crate::naming::normalize_name_for_mcp(&server.name);
         match first
             .get(&normalised)
-            .map(|earlier| crate::naming::shown_name(earlier))
+            .map(|earlier| tool_core::escape_hidden(earlier))
         {
             Some(earlier) => out.push(Diagnostic::warning(
                 Some(&server.name),

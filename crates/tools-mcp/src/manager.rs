@@ -9,7 +9,6 @@ use tool_core::{McpClientInfo, RefreshTools, Tool, ToolError};
 
 use crate::client::{ServerConn, ServerState};
 use crate::config::{Diagnostic, ServerConfig};
-use crate::naming::shown_name;
 use crate::options::McpOptions;
 use crate::resources::{ListMcpResourcesTool, ReadMcpResourceTool};
 
@@ -26,11 +25,14 @@ impl Inner {
             .find(|s| s.name() == name)
             .cloned()
             .ok_or_else(|| {
-                let known: Vec<String> =
-                    self.servers.iter().map(|s| shown_name(s.name())).collect();
+                let known: Vec<String> = self
+                    .servers
+                    .iter()
+                    .map(|s| tool_core::escape_hidden(s.name()))
+                    .collect();
                 ToolError::msg(format!(
                     "MCP server \"{}\" is not configured (configured servers: {})",
-                    shown_name(name),
+                    tool_core::escape_hidden(name),
                     if known.is_empty() {
                         "none".to_owned()
                     } else {
@@ -193,9 +195,9 @@ impl McpManager {
                     format!(
                         "tool \"{}\", whose name {name} (offered from server \"{}\") is that of \
                          tool \"{}\"",
-                        shown_name(tool),
-                        shown_name(&first.server),
-                        shown_name(&first.tool)
+                        tool_core::escape_hidden(tool),
+                        tool_core::escape_hidden(&first.server),
+                        tool_core::escape_hidden(&first.tool)
                     )
                 })
                 .collect();

@@ -61,14 +61,6 @@ pub fn parse_mcp_tool_name(name: &str) -> Option<(String, Option<String>)> {
     Some((server, tool))
 }
 
-/// A server's or tool's name (or a resource's URI) as diagnostics and errors quote it:
-/// its control and invisible characters escaped ([`tool_core::escape_controls`]), the line
-/// feed too (`\n`), so that a name cannot print a line of its own that passes for another
-/// message, or rewrite the terminal.
-pub fn shown_name(name: &str) -> String {
-    tool_core::escape_controls(name).replace('\n', "\\n")
-}
-
 /// 64-bit FNV-1a: tiny, deterministic across platforms and releases.
 fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;

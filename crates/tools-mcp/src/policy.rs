@@ -60,7 +60,7 @@ impl fmt::Display for ServerMatcher {
             Self::Url(u) => ("serverUrl", Value::from(u.as_str())),
         };
         // As written by someone else: control and invisible characters shown escaped.
-        let value = tool_core::permission::escape_invisible(&value.to_string());
+        let value = tool_core::escape_hidden(&value.to_string());
         write!(f, "{{\"{key}\": {value}}}")
     }
 }
@@ -755,7 +755,7 @@ const DENY_LIST_UNREADABLE: &str = "no MCP server starts until it is fixed (a de
 /// An entry as a diagnostic quotes it: its JSON, with control and invisible characters
 /// escaped (`\u{200b}`), at most 200 characters.
 fn shown_entry(item: &Value) -> String {
-    let text = tool_core::permission::escape_invisible(&item.to_string());
+    let text = tool_core::escape_hidden(&item.to_string());
     match text.char_indices().nth(200) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text,

@@ -231,8 +231,8 @@ impl Tool for ReadMcpResourceTool {
                     ToolError::msg(format!(
                         "MCP server \"{}\": resource {} has invalid base64 data; \
                          none of the resource's contents were saved",
-                        crate::naming::shown_name(server),
-                        crate::naming::shown_name(&item_uri)
+                        tool_core::escape_hidden(server),
+                        tool_core::escape_hidden(&item_uri)
                     ))
                 })?;
                 read.push(Content::Blob {

@@ -11,7 +11,7 @@ use tool_core::{
 };
 
 use crate::client::ServerConn;
-use crate::naming::{mcp_tool_name, shown_name};
+use crate::naming::mcp_tool_name;
 use crate::schema::prepare_mcp_input_schema;
 
 /// Default persistence threshold of MCP results, in characters.
@@ -320,8 +320,8 @@ pub fn map_call_result(
             Some(format!(
                 "[MCP server \"{}\": tool \"{}\" returned a result whose `isError` is \
                  {}, not true or false; it is taken as an error]",
-                shown_name(server),
-                shown_name(tool),
+                tool_core::escape_hidden(server),
+                tool_core::escape_hidden(tool),
                 described(other)
             )),
         ),
@@ -335,8 +335,8 @@ pub fn map_call_result(
             _ if wrong_flag.is_some() => String::new(),
             _ => format!(
                 "MCP server \"{}\": tool \"{}\" reported an error without a message",
-                shown_name(server),
-                shown_name(tool)
+                tool_core::escape_hidden(server),
+                tool_core::escape_hidden(tool)
             ),
         };
         let text = match wrong_flag {

@@ -29,6 +29,7 @@ use crate::bash::parse::{
 };
 use crate::bash::pattern::{ShellPattern, escape_stars, first_word};
 use crate::bash::values::{plain_word, substituted};
+use crate::settings::KNOWN_TOOL_NAMES;
 use crate::domain::{DomainPattern, url_host};
 use crate::path::{
     CriticalDirs, FindNameFilter, PathRoots, PathRuleSet, escape_glob, find_name_filter,
@@ -256,55 +257,10 @@ const READ_FAMILY_TOOLS: &[&str] = &["Read", "Glob", "Grep", "NotebookRead", "LS
 /// `Agent(Explore)`): the built-in tools whose permission subject such a rule matches.
 const COMMAND_OR_NAME_TOOLS: &[&str] = &["Bash", "Monitor", "PowerShell", "Skill", "Agent"];
 
-/// Claude Code's tool names (current and legacy) and this tool layer's: a rule naming one of
-/// them with other capitals (`deny: ["bash"]`, `Webfetch`) is a typo that matches nothing.
-const KNOWN_TOOL_NAMES: &[&str] = &[
-    "Agent",
-    "AskUserQuestion",
-    "Bash",
-    "BashOutput",
-    "CronCreate",
-    "CronDelete",
-    "CronList",
-    "Edit",
-    "EnterPlanMode",
-    "EnterWorktree",
-    "ExitPlanMode",
-    "ExitWorktree",
-    "Glob",
-    "Grep",
-    "KillShell",
-    "LS",
-    "LSP",
-    "ListMcpResourcesTool",
-    "Monitor",
-    "MultiEdit",
-    "NotebookEdit",
-    "NotebookRead",
-    "PowerShell",
-    "REPL",
-    "Read",
-    "ReadMcpResourceTool",
-    "ScheduleWakeup",
-    "SendMessage",
-    "Skill",
-    "Sleep",
-    "Task",
-    "TaskCreate",
-    "TaskGet",
-    "TaskList",
-    "TaskOutput",
-    "TaskStop",
-    "TaskUpdate",
-    "TodoWrite",
-    "ToolSearch",
-    "WebFetch",
-    "WebSearch",
-    "Write",
-];
-
 /// The tool `name` means when it is a known tool's name written with other capitals.
 fn miscapitalised_tool(name: &str) -> Option<&'static str> {
+    // A rule naming one of them with other capitals (`deny: ["bash"]`, `Webfetch`) is a
+    // typo that matches nothing.
     if KNOWN_TOOL_NAMES.contains(&name) {
         return None;
     }

@@ -3708,3 +3708,40 @@ fn a_write_past_the_file_size_limit_is_the_calls_error() {
         .collect();
     assert!(left.is_empty(), "temporary files left: {left:?}");
 }
+
+/// `tools --json` marks a tool deferred only where a model gets it so: with tool search on
+/// (ToolSearch listed). With `ENABLE_TOOL_SEARCH=false` every schema goes to the model in
+/// full, and no tool was to be marked deferred (every deferrable one was).
+#[test]
+fn tools_marks_tools_deferred_only_with_tool_search_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let listed = |search: &str| {
+        let out = toolwright_with_env(
+            &["tools", "--json"],
+            dir.path(),
+            None,
+            &[("ENABLE_TOOL_SEARCH", Path::new(search))],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let names: Vec<String> = tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        let deferred = tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["deferred"] == true)
+            .count();
+        (names, deferred)
+    };
+    let (names, deferred) = listed("false");
+    assert!(!names.iter().any(|n| n == "ToolSearch"), "{names:?}");
+    assert_eq!(deferred, 0, "{names:?}");
+    let (names, deferred) = listed("true");
+    assert!(names.iter().any(|n| n == "ToolSearch"), "{names:?}");
+    assert!(deferred > 0, "{names:?}");
+}

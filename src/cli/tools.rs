@@ -54,7 +54,7 @@ impl ToolsArgs {
 /// schema accepts (as `serve` reads its annotations): a tool whose flags hold whatever the
 /// input (Read) gives its own answer, one whose flags depend on the input (Bash) the
 /// cautious answer for an unknown input.
-fn describe(tool: &dyn Tool, schemas: bool) -> Value {
+fn describe(tool: &dyn Tool, schemas: bool, searching: bool) -> Value {
     let probe = tool_core::schema::probe_input(&tool.input_schema());
     let mut v = json!({
         "name": tool.name(),
@@ -62,7 +62,8 @@ fn describe(tool: &dyn Tool, schemas: bool) -> Value {
         "description": tool.description(),
         "read_only": tool.is_read_only(&probe),
         "concurrency_safe": tool.is_concurrency_safe(&probe),
-        "deferred": tool.should_defer(),
+        // Deferred only where a model gets it so: with tool search on (ToolSearch offered).
+        "deferred": searching && tool.should_defer(),
         "interrupt": format!("{:?}", tool.interrupt_behavior()).to_lowercase(),
         "max_result_chars": match tool.max_result_size() { MaxResultSize::Chars(n) => json!(n), MaxResultSize::Unbounded => Value::Null },
         "gate": tool_registry::gate_of(tool.name()),
@@ -131,10 +132,11 @@ pub async fn run(args: &ToolsArgs) -> ExitCode {
     };
     // In `auto` mode tool search is on only past its threshold: below it, as off.
     let tools = toolwright::agent::tool_search::offered_in_env(tools);
+    let searching = tools.iter().any(|t| t.name() == "ToolSearch");
     if args.json {
         let list: Vec<Value> = tools
             .iter()
-            .map(|t| describe(t.as_ref(), args.schemas))
+            .map(|t| describe(t.as_ref(), args.schemas, searching))
             .collect();
         outln!(
             "{}",
@@ -147,7 +149,7 @@ pub async fn run(args: &ToolsArgs) -> ExitCode {
     let rows: Vec<(String, &str, &str, String, String)> = tools
         .iter()
         .map(|tool| {
-            let v = describe(tool.as_ref(), false);
+            let v = describe(tool.as_ref(), false, searching);
             // A flag that holds for the smallest input may still depend on the input
             // (Bash's `ls` is read-only, `rm` is not): `by input` only for a tool that can
             // answer both ways, `no` for one that never says yes.

@@ -127,10 +127,241 @@ pub(crate) fn shell_command_start(words: &[Word]) -> usize {
 /// not an option is a possible start too: deny and ask rules look at all of them.
 pub fn wrapped_command_starts(words: &[Word]) -> Option<(Vec<usize>, bool)> {
     let name = basename(words.first()?.value.as_deref()?);
+    if let Some(found) = runner_command_starts(name, words) {
+        return found;
+    }
     let spec = options::wrapper_spec(name)?;
     let read = options::read_options(words, spec);
     let starts = options::command_starts(words, read);
-    (!starts.is_empty()).then_some((starts, read.unsure_from.is_none()))
+    // `entr -s STRING`: a shell string, which the reading does not analyse.
+    let shell_string = name == "entr"
+        && words[1..read.start.min(words.len())].iter().any(|w| {
+            w.value
+                .as_deref()
+                .is_some_and(|v| short_bundle_has(v, &['s']))
+        });
+    (!starts.is_empty()).then_some((starts, read.unsure_from.is_none() && !shell_string))
+}
+
+/// How many places where a program runner's command may start are read at most.
+const MAX_RUNNER_STARTS: usize = 8;
+
+/// [`wrapped_command_starts`] for the programs that run a command their arguments give
+/// after a word or a subcommand of their own, which no wrapper table can say: `nix develop
+/// [INSTALLABLE] -c CMD`, `nix shell PKG… --command CMD`, `gdb [OPTIONS] --args CMD`, `perf
+/// stat|record|trace|ftrace [OPTIONS] CMD` (`perf stat record`, `perf trace record` too).
+/// `Some(None)` when `name` is one of them but runs no command written out here (`nix
+/// develop` alone, `gdb PROG`, `perf report`; [`runs_a_program_it_is_given`] says whether
+/// it runs one some other way); `None` for another program. A computed word where the
+/// marker may be makes every later word that is not an option a possible start (uncertain).
+fn runner_command_starts(name: &str, words: &[Word]) -> Option<Option<(Vec<usize>, bool)>> {
+    // After `from`: every word that is not an option, as a possible start.
+    let later = |from: usize| -> Vec<usize> {
+        (from + 1..words.len())
+            .filter(|&j| {
+                !words[j]
+                    .value
+                    .as_deref()
+                    .is_some_and(|v| v.starts_with('-'))
+            })
+            .take(MAX_RUNNER_STARTS)
+            .collect()
+    };
+    // The first of `markers` from `from` on, the command after it; a computed word before
+    // it may be the marker.
+    let after_marker = |from: usize, markers: &[&str]| -> Option<(Vec<usize>, bool)> {
+        for (j, w) in words.iter().enumerate().skip(from) {
+            match w.value.as_deref() {
+                None => return Some((later(j), false)).filter(|(s, _)| !s.is_empty()),
+                Some(v) if markers.contains(&v) => {
+                    return (j + 1 < words.len()).then(|| (vec![j + 1], true));
+                }
+                _ => {}
+            }
+        }
+        None
+    };
+    match name {
+        "nix" => {
+            let at = nix_subcommand(words)?;
+            match words.get(at).and_then(|w| w.value.as_deref()) {
+                // `nix develop -c CMD ARGS`, `nix shell PKG --command CMD ARGS`.
+                Some("develop" | "shell") => Some(after_marker(at + 1, &["-c", "--command"])),
+                // Another subcommand, or a computed one
+                // ([`runs_a_program_it_is_given`]).
+                _ => Some(None),
+            }
+        }
+        // `gdb [OPTIONS] --args PROG ARGS` (getopt_long_only: `-args` too). Commands its
+        // options give that may run another one (`-ex 'shell rm x'`) make it uncertain.
+        "gdb" => Some(after_marker(1, &["--args", "-args"]).map(|(starts, sure)| {
+            let options: Vec<&str> = words[1..starts[0]]
+                .iter()
+                .map(|w| w.value.as_deref().unwrap_or("\0"))
+                .collect();
+            (starts, sure && !gdb_runs_unseen(&options))
+        })),
+        "perf" => {
+            let at = perf_subcommand(words)?;
+            let sub = words.get(at).and_then(|w| w.value.as_deref());
+            let spec = match sub {
+                Some("stat") => &options::PERF_STAT,
+                Some("record") => &options::PERF_RECORD,
+                Some("trace") => &options::PERF_TRACE,
+                Some("ftrace") => &options::PERF_FTRACE,
+                // Another subcommand, or a computed one ([`runs_a_program_it_is_given`]).
+                _ => return Some(None),
+            };
+            let mut from = at;
+            let mut read = options::read_options(&words[from..], spec);
+            // `perf stat record CMD`, `perf trace record CMD`: the same options again.
+            if matches!(sub, Some("stat" | "trace"))
+                && read.unsure_from.is_none()
+                && words
+                    .get(from + read.start)
+                    .and_then(|w| w.value.as_deref())
+                    == Some("record")
+            {
+                from += read.start;
+                read = options::read_options(&words[from..], spec);
+            }
+            let starts: Vec<usize> = options::command_starts(&words[from..], read)
+                .into_iter()
+                .map(|s| s + from)
+                .collect();
+            // `perf stat --pre CMD`/`--post CMD` run shell commands the reading does not see.
+            let shell_commands = words[at..from + read.start.min(words.len() - from)]
+                .iter()
+                .filter_map(|w| w.value.as_deref())
+                .any(|v| names_long(v, "--pre") || names_long(v, "--post"));
+            Some(
+                (!starts.is_empty())
+                    .then_some((starts, read.unsure_from.is_none() && !shell_commands)),
+            )
+        }
+        _ => None,
+    }
+}
+
+/// Whether a git subcommand runs a command its arguments give: `git rebase -x CMD`
+/// (`--exec`), `git bisect run CMD`, `git submodule foreach CMD`, `git filter-branch
+/// --tree-filter CMD` (any `--*-filter`), `git difftool -x CMD` (`--extcmd`).
+fn git_runs_given_command(words: &[Word]) -> bool {
+    let Some((at, _, _)) = git_globals(words) else {
+        return false;
+    };
+    let Some(sub) = words.get(at).and_then(|w| w.value.as_deref()) else {
+        return false;
+    };
+    let args: Vec<&str> = words[at + 1..]
+        .iter()
+        .map(|w| w.value.as_deref().unwrap_or(""))
+        .collect();
+    let options = || args.iter().take_while(|a| **a != "--");
+    let short_x = |a: &&str| a.starts_with('-') && !a.starts_with("--") && a.contains('x');
+    match sub {
+        "rebase" => options().any(|a| short_x(a) || names_long(a, "--exec")),
+        "difftool" => options().any(|a| short_x(a) || names_long(a, "--extcmd")),
+        "bisect" => args.first() == Some(&"run"),
+        "submodule" => args.contains(&"foreach"),
+        "filter-branch" => options().any(|a| {
+            a.starts_with("--") && a.split('=').next().is_some_and(|n| n.ends_with("-filter"))
+        }),
+        _ => false,
+    }
+}
+
+/// gdb commands that run nothing but the program gdb was given, or print.
+const GDB_QUIET_COMMANDS: &[&str] = &[
+    "run",
+    "r",
+    "start",
+    "bt",
+    "bt full",
+    "backtrace",
+    "backtrace full",
+    "where",
+    "thread apply all bt",
+    "thread apply all bt full",
+    "thread apply all backtrace",
+    "info registers",
+    "info threads",
+    "info sharedlibrary",
+    "continue",
+    "c",
+    "kill",
+    "quit",
+    "q",
+];
+
+/// Whether gdb's command line `args` (its options, up to `--args`) gives it commands that
+/// may run another program: an `-ex`/`-iex` command not among [`GDB_QUIET_COMMANDS`]
+/// (`shell CMD`, `!CMD`, `pipe`, `python`, `make`, ...), a command file (`-x`, `-ix`,
+/// `--command`, `--init-command`), or a computed word (`\0`).
+fn gdb_runs_unseen(args: &[&str]) -> bool {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        if *a == "\0" {
+            return true;
+        }
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (*a, None),
+        };
+        let name = name.trim_start_matches('-');
+        if !a.starts_with('-') {
+            continue;
+        }
+        match name {
+            "ex" | "eval-command" | "iex" | "init-eval-command" => {
+                let command = inline.or_else(|| {
+                    i += 1;
+                    args.get(i - 1).copied()
+                });
+                if command.is_none_or(|c| !GDB_QUIET_COMMANDS.contains(&c.trim())) {
+                    return true;
+                }
+            }
+            "x" | "command" | "ix" | "init-command" => return true,
+            "args" => break,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Where nix's subcommand is: the word after `nix`, or, after nix's own options (some of
+/// which take values), the first `develop`, `shell` or `run`, or a computed word that may
+/// be it; `None` when there is none.
+fn nix_subcommand(words: &[Word]) -> Option<usize> {
+    let first = words.get(1)?;
+    if !first.value.as_deref().is_some_and(|v| v.starts_with('-')) {
+        return Some(1);
+    }
+    words
+        .iter()
+        .enumerate()
+        .skip(2)
+        .find_map(|(j, w)| match w.value.as_deref() {
+            None => Some(j),
+            Some("develop" | "shell" | "run") => Some(j),
+            _ => None,
+        })
+}
+
+/// Where perf's subcommand is, after its own options (`--buildid-dir DIR`, `--exec-path`,
+/// `--no-pager`, `-v`, …): the first word that is not one; `None` when there is none.
+fn perf_subcommand(words: &[Word]) -> Option<usize> {
+    let mut i = 1;
+    while let Some(w) = words.get(i) {
+        match w.value.as_deref() {
+            Some("--buildid-dir" | "--debugfs-dir") => i += 2,
+            Some(v) if v.starts_with('-') => i += 1,
+            _ => return Some(i),
+        }
+    }
+    None
 }
 
 /// The name of the command `cmd` finally runs, through every wrapper (`builtin cd` is `cd`,
@@ -200,6 +431,11 @@ pub fn candidates(cmd: &SimpleCommand) -> Candidates {
         }
         if let Some((starts, _)) = wrapped_command_starts(words) {
             todo.extend(starts.iter().rev().map(|&s| &words[s..]));
+        }
+        // The command ssh runs on the other end (`ssh localhost rm x`): deny and ask rules
+        // see it, the path checks do not (its paths are the remote machine's).
+        if let SshCommand::At(at) = ssh_remote_command(words) {
+            todo.push(&words[at..]);
         }
     }
     for a in c.allow.clone() {
@@ -350,6 +586,15 @@ fn wrapper_moves_paths(words: &[Word], start: usize) -> WrappedPaths {
             WrappedPaths::OtherRoot
         }
         "conda" | "mamba" | "micromamba" if has(&[], &["--cwd"]) => WrappedPaths::OtherDirectory,
+        "flatpak-spawn" if has(&[], &["--directory"]) => WrappedPaths::OtherDirectory,
+        // `gdb -cd DIR` (or `--cd=DIR`) runs its program there.
+        "gdb"
+            if opts
+                .iter()
+                .any(|v| matches!(v.split('=').next(), Some("-cd" | "--cd"))) =>
+        {
+            WrappedPaths::OtherDirectory
+        }
         _ => WrappedPaths::AsWritten,
     }
 }
@@ -438,6 +683,17 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         _ if SCRIPT_SHELLS.contains(&name) && shell_script_files(name, words).is_some() => {
             PathUse::Read
         }
+        // An interpreter reads the script file it runs (`python FILE`, `node FILE`, `perl
+        // -w FILE`, `make -f FILE`; not `python -c`, `-m`, `node -e`), and `perl -i` writes
+        // the files it loops over; an in-place rewriter (`sponge`, `dos2unix`, `gofmt -w`,
+        // `black`, `chattr`, …) writes its files, or only reads them (`gofmt` alone, `black
+        // --check`): each file its own use ([`file_uses`]).
+        _ if file_uses::is_interpreter(name) || file_uses::is_rewriter(name) => {
+            match file_uses::file_uses(name, words) {
+                Some(u) if u.files.iter().any(|(_, u)| *u == PathUse::Write) => PathUse::Write,
+                _ => PathUse::Read,
+            }
+        }
         // `sdiff -o FILE` writes the merge there: every path counts as written.
         "sdiff" if has_option(words, &['o'], &["--output"]) => PathUse::Write,
         // Each file its own use ([`file_uses`]): the archive read and the members written
@@ -496,13 +752,13 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         "shuf" if has_option(words, &['e', 'i'], &["--echo", "--input-range"]) => return None,
         "cat" | "head" | "tail" | "less" | "more" | "bat" | "nl" | "wc" | "od" | "xxd"
         | "hexdump" | "strings" | "sort" | "uniq" | "cut" | "paste" | "column" | "file"
-        | "stat" | "diff" | "cmp" | "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "jq"
-        | "base64" | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum" | "shasum" | "cksum"
-        | "ls" | "find" | "tree" | "du" | "tac" | "rev" | "fold" | "realpath" | "readlink"
-        | "source" | "." | "cd" | "tr" | "xargs" | "comm" | "expand" | "unexpand" | "date"
-        | "fmt" | "pr" | "base32" | "bzcat" | "zgrep" | "zegrep" | "zfgrep" | "zless"
-        | "basenc" | "b2sum" | "sum" | "join" | "shuf" | "iconv" | "uuencode" | "look"
-        | "sdiff" | "diff3" => PathUse::Read,
+        | "stat" | "diff" | "cmp" | "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "gawk"
+        | "mawk" | "nawk" | "jq" | "base64" | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum"
+        | "shasum" | "cksum" | "ls" | "find" | "tree" | "du" | "tac" | "rev" | "fold"
+        | "realpath" | "readlink" | "source" | "." | "cd" | "tr" | "xargs" | "comm" | "expand"
+        | "unexpand" | "date" | "fmt" | "pr" | "base32" | "bzcat" | "zgrep" | "zegrep"
+        | "zfgrep" | "zless" | "basenc" | "b2sum" | "sum" | "join" | "shuf" | "iconv"
+        | "uuencode" | "look" | "sdiff" | "diff3" => PathUse::Read,
         _ => return None,
     })
 }
@@ -1107,6 +1363,11 @@ pub(crate) fn runs_a_program_it_is_given(words: &[Word]) -> bool {
             | "sftp"
             | "rsync"
             | "zip"
+            | "nix"
+            | "perf"
+            | "make"
+            | "gmake"
+            | "entr"
     ) && words[1..].iter().any(|w| w.value.is_none())
     {
         return true;
@@ -1143,17 +1404,72 @@ pub(crate) fn runs_a_program_it_is_given(words: &[Word]) -> bool {
         }
         "rg" => long(&["--pre", "--hostname-bin"]),
         // `git grep -O<cmd>` / `--open-files-in-pager=<cmd>` runs the program it is given.
-        "git" => args.iter().position(|a| *a == "grep").is_some_and(|at| {
-            args[at + 1..].iter().take_while(|a| **a != "--").any(|a| {
-                names_long(a, "--open-files-in-pager")
-                    || a.starts_with("-O")
-                    || short_bundle_has(a, &['O'])
-            })
-        }),
+        "git" => {
+            args.iter().position(|a| *a == "grep").is_some_and(|at| {
+                args[at + 1..].iter().take_while(|a| **a != "--").any(|a| {
+                    names_long(a, "--open-files-in-pager")
+                        || a.starts_with("-O")
+                        || short_bundle_has(a, &['O'])
+                })
+            }) || git_runs_given_command(words)
+        }
         "sort" => long(&["--compress-program"]),
         // `--filter=COMMAND` hands each piece to a shell command.
         "split" => long(&["--filter"]),
-        "ssh" | "slogin" | "scp" | "sftp" => ssh_runs_a_local_command(name, &args),
+        // ssh's remote command (or the commands of its input, for a login shell), when
+        // what it runs there cannot be read as the words written here: `ssh HOST 'a; b'`,
+        // `ssh HOST`.
+        "ssh" | "slogin" => {
+            ssh_runs_a_local_command(name, &args)
+                || match ssh_remote_command(words) {
+                    SshCommand::None => false,
+                    SshCommand::Input => true,
+                    SshCommand::At(at) => words[at..]
+                        .iter()
+                        .enumerate()
+                        .any(|(k, w)| remote_word_runs_unseen(w, k == 0)),
+                }
+        }
+        "scp" | "sftp" => ssh_runs_a_local_command(name, &args),
+        // `nix run INSTALLABLE`: the program a package names; `nix develop` and `nix shell`
+        // without `-c`: a shell reading its input (or a derivation's phases).
+        "nix" => match nix_subcommand(words).and_then(|at| args.get(at - 1)) {
+            Some(&"run") => true,
+            Some(&("develop" | "shell")) => runner_command_starts(name, words).flatten().is_none(),
+            _ => false,
+        },
+        // gdb runs the commands of `-ex` and `-x` (`shell CMD`, `pipe`, `python`, ...).
+        "gdb" => gdb_runs_unseen(&args),
+        // `perf stat --pre CMD`/`--post CMD` run shell commands; `perf sched record CMD`,
+        // `perf mem record CMD`, … run one its tables here do not read.
+        "perf" => {
+            let at = perf_subcommand(words).unwrap_or(words.len());
+            match args.get(at.wrapping_sub(1)).copied() {
+                Some("stat") => long(&["--pre", "--post"]),
+                Some("record" | "trace" | "ftrace") => false,
+                Some(_) => args[at..].contains(&"record"),
+                None => false,
+            }
+        }
+        // hyperfine runs its benchmarks (and `--prepare`, `--setup`, `--cleanup`) through a
+        // shell; expect runs a Tcl script (`spawn`, `exec`) from `-c`, a file or its input.
+        "hyperfine" => {
+            !args
+                .iter()
+                .all(|a| matches!(*a, "--version" | "-V" | "--help" | "-h"))
+                || args.is_empty()
+        }
+        "expect" => !args.iter().all(|a| matches!(*a, "-v" | "--version")) || args.is_empty(),
+        // `make --eval=TEXT` / `-E TEXT`: a makefile whose recipes are on the command line.
+        "make" | "gmake" => args
+            .iter()
+            .take_while(|a| **a != "--")
+            .any(|a| names_long(a, "--eval") || short_option_in(a, &['E'], "CfIjloOW")),
+        // `entr -s STRING` runs its utility as a shell string.
+        "entr" => args
+            .iter()
+            .take_while(|a| a.starts_with('-') && **a != "--")
+            .any(|a| short_bundle_has(a, &['s'])),
         // `-e CMD` / `--rsh=CMD` is the program rsync starts to reach the other end (each
         // one given is judged, though rsync uses the last); a plain `ssh` is the usual one. The remote shell may also
         // come from `RSYNC_RSH` (see `computed_by`).
@@ -1382,6 +1698,91 @@ fn ssh_runs_a_local_command(name: &str, args: &[&str]) -> bool {
     false
 }
 
+/// What `ssh` runs on the other end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SshCommand {
+    /// Nothing: no destination, or an option that runs no command (`-N`, `-W`, `-s`, `-G`,
+    /// `-V`, `-Q`, `-O`), or a command line not understood.
+    None,
+    /// A login shell, which runs the commands of ssh's input.
+    Input,
+    /// The remote command, from this index of the words.
+    At(usize),
+}
+
+/// Where the remote command of `ssh [OPTIONS] DESTINATION [OPTIONS] [--] [COMMAND…]` starts,
+/// its options read as OpenSSH's getopt reads them (see [`ssh_runs_a_local_command`]: a
+/// second run of options after the destination, up to `--` or the command). A computed word
+/// among the options may be an option or the destination: the command is not told (the
+/// computed word makes ssh [`runs_a_program_it_is_given`] anyway).
+fn ssh_remote_command(words: &[Word]) -> SshCommand {
+    if !words
+        .first()
+        .and_then(|w| w.value.as_deref())
+        .is_some_and(|n| matches!(basename(n), "ssh" | "slogin"))
+    {
+        return SshCommand::None;
+    }
+    const VALUES: &str = "bBcDeEFiIJlLmoOpPQRSwW";
+    let mut i = 1;
+    let mut quiet = false;
+    let mut host = false;
+    for run in 0..2 {
+        while let Some(w) = words.get(i) {
+            let Some(v) = w.value.as_deref() else {
+                return SshCommand::None;
+            };
+            if v == "--" {
+                i += 1;
+                break;
+            }
+            let Some(bundle) = v.strip_prefix('-').filter(|b| !b.is_empty()) else {
+                break;
+            };
+            i += 1;
+            for (at, c) in bundle.char_indices() {
+                quiet |= matches!(c, 'N' | 'W' | 's' | 'G' | 'V' | 'Q' | 'O');
+                if VALUES.contains(c) {
+                    if at + c.len_utf8() == bundle.len() {
+                        i += 1;
+                    }
+                    break;
+                }
+            }
+        }
+        if run == 0 {
+            if words.get(i).is_none_or(|w| w.value.is_none()) {
+                return SshCommand::None;
+            }
+            host = true;
+            i += 1;
+        }
+    }
+    match () {
+        _ if quiet || !host => SshCommand::None,
+        _ if i < words.len() => SshCommand::At(i),
+        _ => SshCommand::Input,
+    }
+}
+
+/// Whether a word of ssh's remote command (`first`: its first word) may run something the
+/// words here do not show: ssh joins them with spaces for the remote shell, which splits,
+/// expands and runs what they hold (`'a; b'`, `'$(x)'`, a computed word), and an assignment
+/// or a pattern as the first word hides the command.
+fn remote_word_runs_unseen(w: &Word, first: bool) -> bool {
+    let Some(v) = w.value.as_deref() else {
+        return true;
+    };
+    v.chars().any(|c| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                ';' | '&' | '|' | '<' | '>' | '(' | ')' | '$' | '`' | '\\' | '\'' | '"'
+            )
+            || (first && matches!(c, '=' | '*' | '?' | '[' | ']' | '{' | '}' | '~' | '#'))
+    })
+}
+
 /// Every remote shell rsync is given (`-e CMD`, `--rsh=CMD`, `--rsh CMD`; `-e` in a bundle,
 /// `-avze CMD`, or attached, `-eCMD`), in order: rsync uses the last.
 fn rsync_remote_shells(args: &[&str]) -> Vec<String> {
@@ -1549,7 +1950,9 @@ fn first_positional_is_script(name: &str, words: &[Word]) -> bool {
             !given_by_option(&['e', 'f'], &["--regexp", "--file"])
                 && !option_words(words).any(|v| v == "--files")
         }
-        "awk" => !given_by_option(&['e', 'f', 'E'], &["--file", "--source", "--exec"]),
+        "awk" | "gawk" | "mawk" | "nawk" => {
+            !given_by_option(&['e', 'f', 'E'], &["--file", "--source", "--exec"])
+        }
         "jq" => !given_by_option(&['f'], &["--from-file"]),
         // `look STRING [FILE]`: the string it looks for.
         "look" => true,
@@ -1576,7 +1979,7 @@ fn short_values(name: &str) -> Option<ShortValues> {
         "rsync" => ("efBMT@", "", &['T']),
         "grep" | "egrep" | "fgrep" | "zgrep" | "zegrep" | "zfgrep" => ("ABCDdefm", "", &['f']),
         "rg" => ("ABCdEefgjMmrTt", "", &['f']),
-        "awk" => ("fFveEilW", "dDLop", &['f', 'E', 'i']),
+        "awk" | "gawk" | "mawk" | "nawk" => ("fFveEilW", "dDLop", &['f', 'E', 'i']),
         "diff" => ("CDFILSUWXx", "", &['X']),
         "du" => ("BdtX", "", &['X']),
         "sort" => ("kSTto", "", &['o', 'T']),
@@ -1634,7 +2037,7 @@ fn file_long_options(name: &str) -> &'static [&'static str] {
         "sdiff" => &["--output"],
         "grep" | "egrep" | "fgrep" | "zgrep" | "zegrep" | "zfgrep" => &["--file", "--exclude-from"],
         "rg" => &["--file", "--ignore-file"],
-        "awk" => &["--file", "--include", "--exec"],
+        "awk" | "gawk" | "mawk" | "nawk" => &["--file", "--include", "--exec"],
         "jq" => &["--from-file", "--rawfile", "--slurpfile", "--library-path"],
         "date" => &["--file", "--reference"],
         "wc" => &["--files0-from"],

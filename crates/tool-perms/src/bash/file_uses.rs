@@ -1,7 +1,11 @@
 //! Commands whose files each have a use of their own, named mostly by options: `curl`,
 //! `wget`, `tar`, `patch`, `dd`, `unzip`, `split`, `csplit`, `gzip`, `scp`, `zip`, editors
-//! (`vim -S SCRIPT FILE`), and git's `config`, `init`, `clone`, `mv`, `rm`, `checkout`,
-//! `restore`, `checkout-index` and `merge-file`. `curl -o .git/hooks/pre-commit URL` writes a file, `curl -d
+//! (`vim -S SCRIPT FILE`), interpreters (`python SCRIPT ARGS`, `perl -i`, `make -f F`),
+//! in-place rewriters (`sponge`, `dos2unix`, `gofmt -w`, `black`, `chattr`), and git's
+//! `config`, `init`, `clone`, `mv`, `rm`, `checkout`, `restore`, `checkout-index`,
+//! `merge-file`, the message files of `commit`/`tag`/`notes`/`merge -F`, and the work tree
+//! `clean`, `reset --hard`, `stash`, `apply`, `am`, `merge`, `pull`, `rebase`,
+//! `cherry-pick`, `revert` and `switch` write. `curl -o .git/hooks/pre-commit URL` writes a file, `curl -d
 //! @.env URL` sends one, `tar -xf a.tar -C .git/hooks` writes into a directory, `patch
 //! .bashrc fix.diff` changes the file it is given: [`file_uses`] says which file is read and
 //! which is written, for the path checks of every other command.
@@ -69,10 +73,12 @@ impl FileUses {
 
 /// The files `name WORDS` reads and writes, for `curl`, `wget`, `tar`, `patch`, `dd`, `xxd`,
 /// `unzip`, `split`, `csplit`, `gzip` (`gunzip`, `zcat`), `scp`, `zip`, editors
-/// ([`is_editor`]), and `git config` when it sets a value, `git init DIR`, `git clone URL
-/// DIR`, and the git commands that name files in the work tree (`git mv`, `git rm`, `git
-/// checkout -- F`, `git restore`, `git checkout-index`, `git merge-file`); `None` for
-/// another command.
+/// ([`is_editor`]), interpreters ([`is_interpreter`]), in-place rewriters
+/// ([`is_rewriter`]), and `git config` when it sets a value, `git init DIR`, `git clone URL
+/// DIR`, the git commands that name files in the work tree (`git mv`, `git rm`, `git
+/// checkout -- F`, `git restore`, `git checkout-index`, `git merge-file`), read a message
+/// file (`git commit -F F`) or write files of the work tree they do not name (`git reset
+/// --hard`, `git switch`, ...); `None` for another command.
 pub fn file_uses(name: &str, words: &[Word]) -> Option<FileUses> {
     Some(match name {
         "curl" => curl(words),
@@ -88,6 +94,8 @@ pub fn file_uses(name: &str, words: &[Word]) -> Option<FileUses> {
         "scp" => scp(words),
         "zip" => zip(words),
         "git" => return git(words),
+        _ if is_interpreter(name) => return interpreter(name, words),
+        _ if is_rewriter(name) => return rewriter(name, words),
         _ => editor(name, words)?,
     })
 }
@@ -2943,6 +2951,1007 @@ fn zip(words: &[Word]) -> FileUses {
     out
 }
 
+/// What kind of interpreter a program is, by its name (`python3.12`, `lua5.4`, `gmake`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Interpreter {
+    Python,
+    Node,
+    Perl,
+    Ruby,
+    Php,
+    Lua,
+    LuaJit,
+    Rscript,
+    Tcl,
+    Expect,
+    Make,
+    M4,
+}
+
+fn interpreter_kind(name: &str) -> Option<Interpreter> {
+    // `python3.12`, `perl5.36`, `php8.2`, `lua5.4`, `tclsh8.6`: a version after the name.
+    let versioned = |base: &str| {
+        name.strip_prefix(base)
+            .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    };
+    Some(match name {
+        _ if versioned("python") || versioned("pypy") => Interpreter::Python,
+        "node" | "nodejs" => Interpreter::Node,
+        _ if versioned("perl") => Interpreter::Perl,
+        _ if versioned("ruby") => Interpreter::Ruby,
+        _ if versioned("php") => Interpreter::Php,
+        _ if versioned("lua") => Interpreter::Lua,
+        "luajit" => Interpreter::LuaJit,
+        "Rscript" => Interpreter::Rscript,
+        _ if versioned("tclsh") || versioned("wish") => Interpreter::Tcl,
+        "expect" => Interpreter::Expect,
+        "make" | "gmake" => Interpreter::Make,
+        "m4" | "gm4" => Interpreter::M4,
+        _ => return None,
+    })
+}
+
+/// Whether `name` is an interpreter that reads the script file it runs (`python FILE`,
+/// `node FILE`, `perl FILE`, `make -f FILE`, ...: [`file_uses`]).
+pub fn is_interpreter(name: &str) -> bool {
+    interpreter_kind(name).is_some()
+}
+
+/// How an interpreter's short option letter is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Letter {
+    /// A flag: the bundle goes on.
+    Flag,
+    /// Takes a value (the rest of the bundle, else the next word) that names no file.
+    Value,
+    /// Takes only the rest of the bundle, which may be empty (`perl -i.bak`, `-l`).
+    Attached,
+    /// Code on the command line (`-c`, `-e`): a value, and no script file is run.
+    Code,
+    /// A module run instead of a script (`python -m MOD`): a value, and the words after it
+    /// are its arguments.
+    Module,
+    /// The script file (`php -f FILE`, `expect -f FILE`).
+    Script,
+    /// A file read (`php -c php.ini`).
+    Reads,
+    /// A directory to change to first (`ruby -C DIR`): the script is found there.
+    Chdir,
+    /// Nothing is run (`php -v`, `lua -v` prints and goes on; `python -V` stops).
+    Stops,
+}
+
+/// How the interpreter `kind` reads the short letter `c`.
+fn interpreter_letter(kind: Interpreter, c: char) -> Letter {
+    use Letter::{Attached, Chdir, Code, Flag, Module, Reads, Script, Stops, Value};
+    match kind {
+        Interpreter::Python => match c {
+            'c' => Code,
+            'm' => Module,
+            'W' | 'X' => Value,
+            'V' | 'h' => Stops,
+            _ => Flag,
+        },
+        Interpreter::Node => match c {
+            'e' | 'p' => Code,
+            'r' | 'C' => Value,
+            'v' | 'h' => Stops,
+            _ => Flag,
+        },
+        Interpreter::Perl => match c {
+            'e' | 'E' => Code,
+            'I' => Value,
+            'M' | 'm' | 'i' | 'x' | 'F' | 'C' | 'd' | 'D' | 'V' => Attached,
+            'v' | 'h' => Stops,
+            _ => Flag,
+        },
+        Interpreter::Ruby => match c {
+            'e' => Code,
+            'I' | 'r' | 'E' => Value,
+            'C' => Chdir,
+            'F' | 'i' | 'x' | 'W' | 'K' | 'T' => Attached,
+            'v' | 'h' => Stops,
+            _ => Flag,
+        },
+        Interpreter::Php => match c {
+            'r' | 'B' | 'R' | 'E' => Code,
+            'd' | 't' | 'S' => Value,
+            'f' | 'F' => Script,
+            'c' | 'z' => Reads,
+            'v' | 'h' | 'i' | 'm' => Stops,
+            _ => Flag,
+        },
+        Interpreter::Lua | Interpreter::LuaJit => match c {
+            // `-e STAT` runs before the script, which still runs.
+            'e' | 'l' | 'j' => Value,
+            'O' => Attached,
+            // `luajit -b IN OUT` compiles.
+            'b' | 'v' => Stops,
+            _ => Flag,
+        },
+        Interpreter::Rscript => match c {
+            'e' => Code,
+            _ => Flag,
+        },
+        Interpreter::Tcl => Value,
+        Interpreter::Expect => match c {
+            // `-c CMDS` runs before the script, which still runs.
+            'c' | 'D' => Value,
+            'f' | 'b' => Script,
+            'v' => Stops,
+            _ => Flag,
+        },
+        Interpreter::Make | Interpreter::M4 => Flag,
+    }
+}
+
+/// The long options of the interpreter `kind` (without their dashes) that take the next
+/// word as their value when not written with `=`, and what that value is.
+fn interpreter_long(kind: Interpreter, long: &str) -> Option<Letter> {
+    use Letter::{Code, Reads, Stops, Value};
+    Some(match (kind, long) {
+        (Interpreter::Python, "check-hash-based-pycs") => Value,
+        (Interpreter::Python, "version" | "help" | "help-env" | "help-xoptions" | "help-all") => {
+            Stops
+        }
+        (Interpreter::Node, "eval" | "print") => Code,
+        (
+            Interpreter::Node,
+            "require"
+            | "import"
+            | "loader"
+            | "experimental-loader"
+            | "conditions"
+            | "input-type"
+            | "title"
+            | "test-name-pattern"
+            | "test-reporter"
+            | "watch-path"
+            | "inspect-port"
+            | "cpu-prof-dir"
+            | "heap-prof-dir"
+            | "diagnostic-dir"
+            | "icu-data-dir"
+            | "test-skip-pattern"
+            | "stack-size",
+        ) => Value,
+        (Interpreter::Node, "env-file" | "env-file-if-exists" | "openssl-config") => Reads,
+        (Interpreter::Node, "version" | "help" | "v8-options") => Stops,
+        (Interpreter::Ruby, "encoding" | "external-encoding" | "internal-encoding") => Value,
+        (Interpreter::Ruby, "version" | "help" | "copyright") => Stops,
+        (
+            Interpreter::Php,
+            "rf" | "rc" | "re" | "rz" | "ri" | "info" | "modules" | "version" | "help" | "ini"
+            | "interactive",
+        ) => Stops,
+        (Interpreter::Php, "run" | "process-begin" | "process-code" | "process-end") => Code,
+        (Interpreter::Php, "define" | "docroot" | "server") => Value,
+        (Interpreter::Php, "php-ini" | "zend-extension") => Reads,
+        (Interpreter::Rscript, "version" | "help") => Stops,
+        (Interpreter::Tcl, "encoding") => Value,
+        _ => return None,
+    })
+}
+
+/// The files the interpreter `name` reads: the script file it runs (`python FILE`, `node
+/// FILE`, `perl -w FILE`, `php -f FILE`, `expect -f FILE`), read with its options as it reads
+/// them (`python -W ignore FILE`, `perl -Ilib FILE`), and none for code on the command line
+/// (`python -c`, `-m MOD`, `node -e`, `perl -e`, `ruby -e`, `php -r`, `Rscript -e`); the
+/// files its options name (`node --env-file=F`, `php -c INI`); with `perl -n`/`-p` (`ruby
+/// -n`/`-p`) the files after the script, read, and with `-i` written (and `FILE.bak` for
+/// `-i.bak`). The words after the script are its arguments. `make -f F` reads F (after the
+/// `-C DIR` before it), `m4` its operands; a computed word where an option may be could be
+/// the script. `None` for another command.
+fn interpreter(name: &str, words: &[Word]) -> Option<FileUses> {
+    let kind = interpreter_kind(name)?;
+    match kind {
+        Interpreter::Make => return Some(make(words)),
+        Interpreter::M4 => return Some(m4(words)),
+        _ => {}
+    }
+    let mut out = FileUses::default();
+    // Whether something other than a script file is run: code on the command line, a
+    // module, or the input (`-`).
+    let mut no_script = false;
+    // `perl -n`/`-p`, `ruby -n`/`-p`: the operands after the script are files read;
+    // `-i[EXT]`: written too.
+    let mut loops = false;
+    let mut in_place: Option<String> = None;
+    let mut chdir: Option<Word> = None;
+    let mut script: Option<Word> = None;
+    let mut options = true;
+    // What the next word is, when an option takes it as its value.
+    let mut pending: Option<Letter> = None;
+    for w in words.iter().skip(1) {
+        if let Some(what) = pending.take() {
+            match what {
+                Letter::Reads => out.file(&whole(w), PathUse::Read),
+                Letter::Script => script = Some(whole(w)),
+                Letter::Chdir => chdir = Some(whole(w)),
+                // `python -m MOD ARGS`: the rest are the module's arguments.
+                Letter::Module => return Some(out),
+                _ => {}
+            }
+            continue;
+        }
+        let value = w.value.as_deref();
+        // A computed word where an option may be: an option, or the script.
+        if value.is_none()
+            && options
+            && !super::commands::is_surely_operand(w)
+            && script.is_none()
+            && !no_script
+        {
+            out.read(w.clone());
+            continue;
+        }
+        let operand = match value {
+            None => true,
+            Some(v) => !options || v == "-" || !v.starts_with('-'),
+        };
+        if operand {
+            let file = if value.is_some() { whole(w) } else { w.clone() };
+            if script.is_none() && !no_script {
+                // The script; the words after it are its arguments.
+                if value == Some("-") {
+                    no_script = true;
+                } else {
+                    script = Some(file);
+                }
+                options = false;
+                continue;
+            }
+            if !loops {
+                break;
+            }
+            if value != Some("-") {
+                out.file(&file, PathUse::Read);
+                if let Some(ext) = &in_place {
+                    out.file(&file, PathUse::Write);
+                    backup(&mut out, &file, ext);
+                }
+            }
+            options = false;
+            continue;
+        }
+        let Some(v) = value else { continue };
+        if v == "--" {
+            options = false;
+            continue;
+        }
+        // Long options: `--name`; Tcl's are words with one dash (`-encoding`).
+        let long = v
+            .strip_prefix("--")
+            .or_else(|| (kind == Interpreter::Tcl).then(|| &v[1..]));
+        if let Some(long) = long {
+            let (long, inline) = match long.split_once('=') {
+                Some((n, value)) => (n, Some(value)),
+                None => (long, None),
+            };
+            match interpreter_long(kind, long) {
+                Some(Letter::Stops) => return Some(out),
+                Some(Letter::Code) => {
+                    no_script = true;
+                    if inline.is_none() {
+                        pending = Some(Letter::Value);
+                    }
+                }
+                Some(Letter::Reads) => match inline {
+                    Some(value) => out.file(&path(value, w), PathUse::Read),
+                    None => pending = Some(Letter::Reads),
+                },
+                Some(what) if inline.is_none() => pending = Some(what),
+                _ => {}
+            }
+            continue;
+        }
+        // A bundle of short letters, the first that takes a value taking the rest.
+        let letters = &v[1..];
+        let mut skip_to = 0;
+        for (at, c) in letters.char_indices() {
+            if at < skip_to {
+                continue;
+            }
+            let rest = &letters[at + c.len_utf8()..];
+            let what = interpreter_letter(kind, c);
+            match what {
+                Letter::Flag => {
+                    if matches!(kind, Interpreter::Perl | Interpreter::Ruby)
+                        && matches!(c, 'n' | 'p')
+                    {
+                        loops = true;
+                    }
+                    // perl's `-l[OCTAL]`, `-0[OCTAL]`/`-0xHEX`, ruby's `-0[OCTAL]`: the
+                    // digits are its, and the bundle goes on after them (`-l0ne`).
+                    if matches!(kind, Interpreter::Perl | Interpreter::Ruby)
+                        && (c == '0' || (c == 'l' && kind == Interpreter::Perl))
+                    {
+                        let hex = c == '0' && rest.starts_with(['x', 'X']);
+                        let digits = rest
+                            .char_indices()
+                            .find(|&(k, d)| {
+                                !(if hex {
+                                    k == 0 || d.is_ascii_hexdigit()
+                                } else {
+                                    ('0'..='7').contains(&d)
+                                })
+                            })
+                            .map_or(rest.len(), |(k, _)| k);
+                        skip_to = at + c.len_utf8() + digits;
+                    }
+                }
+                Letter::Stops => return Some(out),
+                Letter::Attached => {
+                    if c == 'i' && matches!(kind, Interpreter::Perl | Interpreter::Ruby) {
+                        in_place = Some(rest.to_owned());
+                        loops = true;
+                    }
+                    break;
+                }
+                _ => {
+                    if matches!(what, Letter::Code | Letter::Module) {
+                        no_script = true;
+                    }
+                    if rest.is_empty() {
+                        pending = Some(what);
+                    } else {
+                        match what {
+                            Letter::Reads => out.file(&path(rest, w), PathUse::Read),
+                            Letter::Script => script = Some(path(rest, w)),
+                            Letter::Chdir => chdir = Some(path(rest, w)),
+                            Letter::Module => return Some(out),
+                            _ => {}
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    if let Some(s) = script {
+        out.file(&word_under(chdir.as_ref(), &s), PathUse::Read);
+    }
+    Some(out)
+}
+
+/// The backup `perl -i.bak` or `ruby -i.bak` writes beside `w`: `w.bak`, or, when the
+/// extension holds `*`, the name it makes of the file's (a path that cannot be worked out
+/// here).
+fn backup(out: &mut FileUses, w: &Word, ext: &str) {
+    if ext.is_empty() {
+        return;
+    }
+    match w.value.as_deref() {
+        Some(v) if !ext.contains('*') => out.write(path(format!("{v}{ext}"), w)),
+        _ => out.unknown(format!("the backup of {} that `-i{ext}` makes", w.raw)),
+    }
+}
+
+/// `make [OPTIONS] [TARGET|VAR=VALUE]...`: the makefiles it reads (`-f F`, `--file=F`,
+/// `--makefile F`), each after the `-C DIR` before it (make changes directory first). Its
+/// options may come anywhere (GNU getopt permutes); `-j`/`-l` take a number when one
+/// follows. Targets and assignments are no files.
+fn make(words: &[Word]) -> FileUses {
+    const VALUES: &str = "CfIoWE";
+    const LONG_VALUES: &[&str] = &[
+        "directory",
+        "file",
+        "makefile",
+        "include-dir",
+        "old-file",
+        "assume-old",
+        "new-file",
+        "assume-new",
+        "what-if",
+        "eval",
+    ];
+    let mut out = FileUses::default();
+    let mut dir: Option<Word> = None;
+    let mut iter = words.iter().skip(1).peekable();
+    let numeric = |w: Option<&&Word>| {
+        w.and_then(|w| w.value.as_deref())
+            .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let take = |what: char, value: Word, out: &mut FileUses, dir: &mut Option<Word>| match what {
+        'C' => *dir = Some(word_under(dir.as_ref(), &value)),
+        'f' => out.file(&word_under(dir.as_ref(), &value), PathUse::Read),
+        _ => {}
+    };
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            continue;
+        };
+        if v == "--" {
+            break;
+        }
+        if let Some(long) = v.strip_prefix("--") {
+            let (long, inline) = match long.split_once('=') {
+                Some((n, value)) => (n, Some(value)),
+                None => (long, None),
+            };
+            let Some(full) = LONG_VALUES.iter().find(|l| **l == long).or_else(|| {
+                let mut found = LONG_VALUES
+                    .iter()
+                    .filter(|l| !long.is_empty() && l.starts_with(long));
+                let first = found.next()?;
+                found.next().is_none().then_some(first)
+            }) else {
+                if matches!(long, "jobs" | "load-average")
+                    && inline.is_none()
+                    && numeric(iter.peek())
+                {
+                    iter.next();
+                }
+                continue;
+            };
+            let what = match *full {
+                "directory" => 'C',
+                "file" | "makefile" => 'f',
+                _ => 'x',
+            };
+            let value = match inline {
+                Some(value) => path(value, w),
+                None => match iter.next() {
+                    Some(n) => whole(n),
+                    None => continue,
+                },
+            };
+            take(what, value, &mut out, &mut dir);
+            continue;
+        }
+        let Some(letters) = v.strip_prefix('-').filter(|l| !l.is_empty()) else {
+            continue;
+        };
+        for (at, c) in letters.char_indices() {
+            let rest = &letters[at + c.len_utf8()..];
+            if matches!(c, 'j' | 'l') {
+                if rest.is_empty() && numeric(iter.peek()) {
+                    iter.next();
+                }
+                break;
+            }
+            if c == 'O' {
+                break;
+            }
+            if VALUES.contains(c) {
+                let value = if rest.is_empty() {
+                    match iter.next() {
+                        Some(n) => whole(n),
+                        None => break,
+                    }
+                } else {
+                    path(rest, w)
+                };
+                take(c, value, &mut out, &mut dir);
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// `m4 [OPTIONS] [FILE]...`: its operands are read; `-o F`/`--error-output=F`,
+/// `--debugfile=F` and `-F F` (`--freeze-state`) written, `-R F` (`--reload-state`) read.
+/// Options may come anywhere (GNU getopt).
+fn m4(words: &[Word]) -> FileUses {
+    const VALUES: &str = "DUIlLotFRBST";
+    let mut out = FileUses::default();
+    let mut iter = words.iter().skip(1);
+    let mut options = true;
+    let use_of = |c: char| match c {
+        'o' | 'F' => Some(PathUse::Write),
+        'R' => Some(PathUse::Read),
+        _ => None,
+    };
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            out.read(w.clone());
+            continue;
+        };
+        if !options || v == "-" || !v.starts_with('-') {
+            out.file(&whole(w), PathUse::Read);
+            continue;
+        }
+        if v == "--" {
+            options = false;
+            continue;
+        }
+        if let Some(long) = v.strip_prefix("--") {
+            let (long, inline) = match long.split_once('=') {
+                Some((n, value)) => (n, Some(value)),
+                None => (long, None),
+            };
+            let (takes, use_) = match long {
+                "error-output" => (true, Some(PathUse::Write)),
+                "freeze-state" => (true, Some(PathUse::Write)),
+                "reload-state" => (true, Some(PathUse::Read)),
+                // An optional value, only after `=`.
+                "debugfile" => (false, Some(PathUse::Write)),
+                "define" | "undefine" | "include" | "arglength" | "nesting-limit" | "trace"
+                | "word-regexp" | "hashsize" => (true, None),
+                _ => (false, None),
+            };
+            match (inline, use_) {
+                (Some(value), Some(u)) => out.file(&path(value, w), u),
+                (None, u) if takes => {
+                    if let (Some(n), Some(u)) = (iter.next(), u) {
+                        out.file(&whole(n), u);
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let letters = &v[1..];
+        for (at, c) in letters.char_indices() {
+            if !VALUES.contains(c) {
+                continue;
+            }
+            let rest = &letters[at + c.len_utf8()..];
+            let value = if rest.is_empty() {
+                iter.next().map(whole)
+            } else {
+                Some(path(rest, w))
+            };
+            if let (Some(value), Some(u)) = (value, use_of(c)) {
+                out.file(&value, u);
+            }
+            break;
+        }
+    }
+    out
+}
+
+/// How an in-place rewriter (a formatter, a converter, an attribute setter) reads its
+/// command line.
+struct Rewriter {
+    /// Long options are words with one dash, never bundled (Go's `-w`, LLVM's `-style=x`,
+    /// dos2unix's `-ascii`): every option is listed under its name without dashes.
+    single_dash: bool,
+    /// Options that take a value (`--name value`, `--name=value`, `-xVALUE`), by their name
+    /// without dashes (a letter for a short one).
+    values: &'static [&'static str],
+    /// Among them, those whose value is a file read (`--config F`).
+    value_reads: &'static [&'static str],
+    /// Options without which it writes nothing, only prints (`-w`, `-i`, `--write`); empty
+    /// when it always writes.
+    writes_with: &'static [&'static str],
+    /// Options that make it only read and print (`--check`, `--diff`, `-n`).
+    reads_with: &'static [&'static str],
+    /// Options after which its operands are no files (`black -c CODE`).
+    no_files_with: &'static [&'static str],
+    /// It formats a directory operand whole (`black .`, `gofmt -w .`).
+    recurses: bool,
+    /// It expands the patterns it is given itself (`prettier 'src/**/*.js'`).
+    globs: bool,
+}
+
+impl Rewriter {
+    const fn new() -> Self {
+        Self {
+            single_dash: false,
+            values: &[],
+            value_reads: &[],
+            writes_with: &[],
+            reads_with: &[],
+            no_files_with: &[],
+            recurses: false,
+            globs: false,
+        }
+    }
+}
+
+/// The rewriter `name` is, when it is one (`dos2unix`, `gofmt`, `black`, ...; `chattr` and
+/// `perl -i` are read otherwise).
+fn rewriter_kind(name: &str) -> Option<Rewriter> {
+    Some(match name {
+        "sponge" => Rewriter::new(),
+        "dos2unix" | "unix2dos" | "mac2unix" | "unix2mac" => Rewriter {
+            single_dash: true,
+            values: &["c", "convmode", "D", "display-enc"],
+            reads_with: &[
+                "i",
+                "info",
+                "O",
+                "to-stdout",
+                "V",
+                "version",
+                "h",
+                "help",
+                "L",
+            ],
+            ..Rewriter::new()
+        },
+        "gofmt" => Rewriter {
+            single_dash: true,
+            values: &["r", "cpuprofile"],
+            writes_with: &["w"],
+            recurses: true,
+            ..Rewriter::new()
+        },
+        "rustfmt" => Rewriter {
+            values: &[
+                "edition",
+                "style-edition",
+                "emit",
+                "config-path",
+                "config",
+                "color",
+                "print-config",
+            ],
+            value_reads: &["config-path"],
+            reads_with: &["check", "emit=stdout", "help", "h", "version", "V"],
+            ..Rewriter::new()
+        },
+        "clang-format" => Rewriter {
+            single_dash: true,
+            values: &[
+                "style",
+                "fallback-style",
+                "assume-filename",
+                "cursor",
+                "length",
+                "lines",
+                "offset",
+                "files",
+                "ferror-limit",
+                "qualifier-alignment",
+            ],
+            writes_with: &["i"],
+            reads_with: &["dry-run", "n", "dump-config", "version", "help"],
+            ..Rewriter::new()
+        },
+        "prettier" => Rewriter {
+            values: &[
+                "config",
+                "ignore-path",
+                "plugin",
+                "parser",
+                "print-width",
+                "tab-width",
+                "trailing-comma",
+                "arrow-parens",
+                "end-of-line",
+                "prose-wrap",
+                "quote-props",
+                "html-whitespace-sensitivity",
+                "embedded-language-formatting",
+                "object-wrap",
+                "experimental-operator-position",
+                "cursor-offset",
+                "range-start",
+                "range-end",
+                "stdin-filepath",
+                "log-level",
+                "cache-location",
+                "cache-strategy",
+                "config-precedence",
+            ],
+            value_reads: &["config", "ignore-path"],
+            writes_with: &["write", "w"],
+            recurses: true,
+            globs: true,
+            ..Rewriter::new()
+        },
+        "black" => Rewriter {
+            values: &[
+                "l",
+                "line-length",
+                "t",
+                "target-version",
+                "include",
+                "exclude",
+                "extend-exclude",
+                "force-exclude",
+                "stdin-filename",
+                "W",
+                "workers",
+                "config",
+                "python-cell-magics",
+                "required-version",
+                "enable-unstable-feature",
+                "c",
+                "code",
+            ],
+            value_reads: &["config"],
+            reads_with: &["check", "diff", "version", "help", "h"],
+            no_files_with: &["c", "code"],
+            recurses: true,
+            ..Rewriter::new()
+        },
+        "isort" => Rewriter {
+            values: &[
+                "settings-path",
+                "settings-file",
+                "sp",
+                "profile",
+                "l",
+                "line-length",
+                "line-width",
+                "w",
+                "m",
+                "multi-line",
+                "py",
+                "python-version",
+                "src",
+                "src-path",
+                "s",
+                "skip",
+                "sg",
+                "skip-glob",
+                "extend-skip",
+                "extend-skip-glob",
+                "virtual-env",
+                "conda-env",
+                "j",
+                "jobs",
+                "a",
+                "add-import",
+                "rm",
+                "remove-import",
+                "p",
+                "project",
+                "o",
+                "thirdparty",
+                "b",
+                "builtin",
+                "known-local-folder",
+                "future",
+                "filename",
+            ],
+            value_reads: &["settings-file"],
+            reads_with: &[
+                "check-only",
+                "check",
+                "c",
+                "diff",
+                "df",
+                "stdout",
+                "d",
+                "version",
+                "help",
+                "h",
+                "show-config",
+                "show-files",
+            ],
+            recurses: true,
+            ..Rewriter::new()
+        },
+        "setfacl" => Rewriter {
+            values: &[
+                "m",
+                "modify",
+                "M",
+                "modify-file",
+                "x",
+                "remove",
+                "X",
+                "remove-file",
+                "set",
+                "set-file",
+                "restore",
+            ],
+            value_reads: &[
+                "M",
+                "modify-file",
+                "X",
+                "remove-file",
+                "set-file",
+                "restore",
+            ],
+            reads_with: &["test", "version", "help", "h"],
+            ..Rewriter::new()
+        },
+        "setfattr" => Rewriter {
+            values: &["n", "name", "v", "value", "x", "remove", "restore"],
+            value_reads: &["restore"],
+            reads_with: &["version", "help", "h"],
+            ..Rewriter::new()
+        },
+        _ => return None,
+    })
+}
+
+/// Whether `name` rewrites the files it is given in place (`sponge`, `dos2unix`, `gofmt
+/// -w`, `rustfmt`, `clang-format -i`, `prettier --write`, `black`, `isort`, `chattr`,
+/// `setfacl`, `setfattr`): [`file_uses`].
+pub fn is_rewriter(name: &str) -> bool {
+    name == "chattr" || rewriter_kind(name).is_some()
+}
+
+/// Whether an operand of a formatter that formats directories whole may be one: `.`, `..`,
+/// a name ending with `/`, or one whose last part has no extension (`src`, `.github`; not
+/// `main.go`).
+fn may_be_directory(v: &str) -> bool {
+    let last = v.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    v.ends_with('/')
+        || matches!(last, "" | "." | "..")
+        || !last.char_indices().skip(1).any(|(_, c)| c == '.')
+}
+
+/// The files the rewriter `name` reads and writes ([`rewriter_kind`]): its operands, written
+/// (read only without its writing option, or with `--check`); the files its options name
+/// (`--config F`, `setfacl -M F`); a directory it formats whole is a
+/// [`FileUses::filled_dirs`] one (what is inside is not named); a pattern it expands itself
+/// cannot be checked. `rustfmt` also writes the modules a file declares, in its directory
+/// (filled). `setfacl --restore`, `setfattr --restore` write the files their dump names.
+/// `chattr`: [`chattr`]. `None` for another command.
+fn rewriter(name: &str, words: &[Word]) -> Option<FileUses> {
+    if name == "chattr" {
+        return Some(chattr(words));
+    }
+    let spec = rewriter_kind(name)?;
+    let mut out = FileUses::default();
+    let mut operands: Vec<Word> = Vec::new();
+    let mut given: Vec<String> = Vec::new();
+    let mut options = true;
+    let mut iter = words.iter().skip(1);
+    // `dos2unix -n IN OUT`: from there on, pairs of a file read and a file written.
+    let mut pairs_from: Option<usize> = None;
+    let mut recurse_option = false;
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            // A computed word: an operand, or an option with it.
+            operands.push(w.clone());
+            continue;
+        };
+        if !options || v == "-" || !v.starts_with('-') {
+            if v != "-" {
+                operands.push(whole(w));
+            }
+            continue;
+        }
+        if v == "--" {
+            options = false;
+            continue;
+        }
+        // Each option as `(name, inline value)`.
+        let mut found: Vec<(String, Option<String>)> = Vec::new();
+        match v.strip_prefix("--") {
+            Some(long) => {
+                let (n, inline) = match long.split_once('=') {
+                    Some((n, value)) => (n, Some(value.to_owned())),
+                    None => (long, None),
+                };
+                found.push((n.to_owned(), inline));
+            }
+            None if spec.single_dash => {
+                let (n, inline) = match v[1..].split_once('=') {
+                    Some((n, value)) => (n, Some(value.to_owned())),
+                    None => (&v[1..], None),
+                };
+                found.push((n.to_owned(), inline));
+            }
+            None => {
+                let letters = &v[1..];
+                for (at, c) in letters.char_indices() {
+                    let rest = &letters[at + c.len_utf8()..];
+                    let n = c.to_string();
+                    if spec.values.contains(&n.as_str()) {
+                        found.push((n, (!rest.is_empty()).then(|| rest.to_owned())));
+                        break;
+                    }
+                    found.push((n, None));
+                }
+            }
+        }
+        for (n, inline) in found {
+            if spec.values.contains(&n.as_str()) {
+                let value = match inline {
+                    Some(value) => Some(path(value, w)),
+                    None => iter.next().map(whole),
+                };
+                if let Some(value) = &value {
+                    if spec.value_reads.contains(&n.as_str()) {
+                        out.file(value, PathUse::Read);
+                        if n == "restore" {
+                            out.unknown(format!("the files the dump {} names", value.raw));
+                        }
+                    }
+                    if let Some(v) = value.value.as_deref() {
+                        given.push(format!("{n}={v}"));
+                    }
+                }
+            } else if name.contains('2') && n == "n" {
+                pairs_from = Some(operands.len());
+            } else if name == "setfacl" && (n == "R" || n == "recursive") {
+                recurse_option = true;
+            }
+            given.push(n);
+        }
+    }
+    let has = |names: &[&str]| names.iter().any(|n| given.iter().any(|g| g == n));
+    if has(spec.no_files_with) {
+        return Some(out);
+    }
+    let writes = !has(spec.reads_with) && (spec.writes_with.is_empty() || has(spec.writes_with));
+    let use_ = if writes {
+        PathUse::Write
+    } else {
+        PathUse::Read
+    };
+    for (k, w) in operands.iter().enumerate() {
+        // A pattern the program expands itself names files that cannot be told here.
+        let pattern = spec.globs
+            && !w.glob
+            && w.value
+                .as_deref()
+                .is_some_and(|v| v.contains(['*', '?', '[', '{']));
+        if pattern {
+            out.files.push((
+                unknown(format!("the files {name} finds with the pattern {}", w.raw)),
+                use_,
+            ));
+            continue;
+        }
+        let read_of_pair = pairs_from.is_some_and(|from| k >= from && (k - from) % 2 == 0);
+        if read_of_pair {
+            out.file(w, PathUse::Read);
+            continue;
+        }
+        out.file(w, use_);
+        if !writes {
+            continue;
+        }
+        let dir = w.value.as_deref().is_some_and(may_be_directory);
+        if (spec.recurses || recurse_option) && dir {
+            out.filled_dirs.push(w.clone());
+        }
+        // rustfmt formats the modules a file declares (`mod x;`), in its directory.
+        if name == "rustfmt"
+            && let Some(v) = w.value.as_deref()
+        {
+            let parent = match v.rsplit_once('/') {
+                Some((p, _)) if !p.is_empty() => p,
+                Some(_) => "/",
+                None => ".",
+            };
+            out.filled_dirs.push(path(parent, w));
+        }
+    }
+    Some(out)
+}
+
+/// `chattr [-RVf] [-v VERSION] [-p PROJECT] MODE... FILE...`: each file's attributes are
+/// changed (a write), a mode being a word of `+`, `-` or `=` and attribute letters (`-i` is
+/// one: the letters chattr takes as options are `R`, `V`, `f`, `v`, `p`). With `-R`, every
+/// file under a directory too.
+fn chattr(words: &[Word]) -> FileUses {
+    let mut out = FileUses::default();
+    let mut recursive = false;
+    let mut files: Vec<Word> = Vec::new();
+    let mut iter = words.iter().skip(1);
+    let mut options = true;
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            files.push(w.clone());
+            continue;
+        };
+        if options && v == "--" {
+            options = false;
+            continue;
+        }
+        if options && v.len() > 1 && v.starts_with(['-', '+', '=']) {
+            let letters = &v[1..];
+            if v.starts_with('-') && letters.chars().all(|c| "RVfvp".contains(c)) {
+                recursive |= letters.contains('R');
+                if letters.ends_with(['v', 'p']) {
+                    iter.next();
+                }
+            }
+            continue;
+        }
+        options = false;
+        files.push(whole(w));
+    }
+    for w in files {
+        out.file(&w, PathUse::Write);
+        if recursive && w.value.as_deref().is_some_and(may_be_directory) {
+            out.filled_dirs.push(w);
+        }
+    }
+    out
+}
 /// Where git works, as its global options say: the directory `-C` moves to and the
 /// repository `--git-dir` (or `--bare`: the directory itself) names.
 struct GitPlace {
@@ -3032,6 +4041,324 @@ fn git(words: &[Word]) -> Option<FileUses> {
         "checkout" | "restore" => git_checkout(sub, args, &place),
         "checkout-index" => git_checkout_index(args, &place),
         "merge-file" => git_merge_file(args, &place),
+        "commit" | "tag" | "notes" => git_message_file(sub, args, &place),
+        "switch" => git_switch(args, &place),
+        _ => git_work_tree(sub, args, &place),
+    }
+}
+
+/// The file a git command takes its message from, read: `git commit -F F` (`--file=F`,
+/// `-aF F`, `-F.env`), `git commit -t F` (`--template`), `git tag -F F`, `git notes
+/// add|append -F F`, `git merge -F F`; `-` is the input. `None` when there is none.
+fn git_message_file(sub: &str, args: &[Word], place: &GitPlace) -> Option<FileUses> {
+    // `git notes [--ref R] add -F F`: the options after the notes subcommand.
+    let args = if sub == "notes" {
+        let at = args
+            .iter()
+            .position(|w| matches!(w.value.as_deref(), Some("add" | "append" | "edit" | "copy")))?;
+        &args[at + 1..]
+    } else {
+        args
+    };
+    // Short options that take a value, and long ones known (with their value marked by a
+    // trailing `=`), so that a message (`-m F`) is no file and abbreviations resolve.
+    let (shorts, longs): (&str, &[&str]) = match sub {
+        "commit" => (
+            "mFtCcS",
+            &[
+                "message=",
+                "file=",
+                "template=",
+                "reuse-message=",
+                "reedit-message=",
+                "fixup=",
+                "squash=",
+                "author=",
+                "date=",
+                "cleanup=",
+                "trailer=",
+                "gpg-sign",
+                "pathspec-from-file=",
+                "untracked-files",
+                "all",
+                "amend",
+                "no-edit",
+                "edit",
+                "verbose",
+                "quiet",
+                "dry-run",
+                "signoff",
+                "no-verify",
+                "allow-empty",
+                "allow-empty-message",
+                "include",
+                "only",
+                "patch",
+                "interactive",
+                "status",
+                "no-status",
+                "short",
+                "branch",
+                "porcelain",
+                "long",
+                "null",
+                "reset-author",
+            ],
+        ),
+        "tag" => (
+            "mFuln",
+            &[
+                "message=",
+                "file=",
+                "local-user=",
+                "cleanup=",
+                "sort=",
+                "contains=",
+                "no-contains=",
+                "merged=",
+                "no-merged=",
+                "points-at=",
+                "format=",
+                "color",
+                "annotate",
+                "sign",
+                "force",
+                "delete",
+                "verify",
+                "list",
+                "edit",
+                "create-reflog",
+                "ignore-case",
+                "column",
+                "trailer=",
+            ],
+        ),
+        _ => (
+            "mFcC",
+            &[
+                "message=",
+                "file=",
+                "reuse-message=",
+                "reedit-message=",
+                "force",
+                "allow-empty",
+                "no-separator",
+                "separator",
+                "stripspace",
+                "no-stripspace",
+            ],
+        ),
+    };
+    let line = git_line(args, shorts, longs);
+    let mut out = FileUses::default();
+    for option in ["-F", "--file", "-t", "--template"] {
+        if sub != "commit" && matches!(option, "-t" | "--template") {
+            continue;
+        }
+        for f in line.values(option) {
+            out.file(&place.place(&f), PathUse::Read);
+        }
+    }
+    (!out.files.is_empty()).then_some(out)
+}
+
+/// `git switch BRANCH` (`-C B START`, `--detach REV`): the files that differ between where
+/// the work tree is and where it goes are written, whatever their names (a
+/// [`FileUses::filled_dirs`] work tree). `git switch -c NEW` without a start point writes
+/// none.
+fn git_switch(args: &[Word], place: &GitPlace) -> Option<FileUses> {
+    let line = git_line(
+        args,
+        "cC",
+        &[
+            "create=",
+            "force-create=",
+            "orphan=",
+            "conflict=",
+            "detach",
+            "guess",
+            "no-guess",
+            "force",
+            "discard-changes",
+            "merge",
+            "quiet",
+            "progress",
+            "track",
+            "no-track",
+            "ignore-other-worktrees",
+            "recurse-submodules",
+        ],
+    );
+    let creates = line.has(&["-c", "-C", "--create", "--force-create"]);
+    if (creates && line.operands.is_empty()) || line.has(&["--orphan"]) {
+        // A new branch where the work tree is, or an empty one (whose files git leaves).
+        return None;
+    }
+    Some(git_fills_work_tree(place, Vec::new()))
+}
+
+/// The work tree a git command changes files of, whatever their names: the directory it
+/// works in (`-C DIR`; or the directories its pathspecs name), filled. A work tree elsewhere
+/// (`--work-tree`) cannot be told.
+fn git_fills_work_tree(place: &GitPlace, pathspecs: Vec<&Word>) -> FileUses {
+    let mut out = FileUses::default();
+    if place.work_tree {
+        out.unknown("the files of the work tree git is given".to_owned());
+        return out;
+    }
+    if pathspecs.is_empty() {
+        out.fill(place.dir.clone().unwrap_or_else(|| literal(".")));
+    }
+    for w in pathspecs {
+        let w = git_pathspec(w, place);
+        if w.value.is_some() {
+            out.fill(w);
+        } else {
+            out.files.push((w, PathUse::Write));
+        }
+    }
+    out
+}
+
+/// git commands that write files of the work tree they do not name: `git clean -f`
+/// (untracked files below the directory, or its pathspecs; not `-n`), `git reset --hard`
+/// (`--merge`, `--keep`), `git stash` (`push`, `save`, `pop`, `apply`, `branch`; not
+/// `list`, `show`, `drop`, `clear`, `create`, `store`), `git apply` (not `--check`,
+/// `--stat`, `--numstat`, `--summary` without `--apply`, nor `--cached`; its patches read),
+/// `git am` (its mailboxes read; not `--show-current-patch`, `--quit`), `git merge`,
+/// `git pull`, `git rebase`, `git cherry-pick`, `git revert` (their message file read, `git
+/// merge -F`): the directory git works in is filled ([`git_fills_work_tree`]). `None` for
+/// another command.
+fn git_work_tree(sub: &str, args: &[Word], place: &GitPlace) -> Option<FileUses> {
+    match sub {
+        "clean" => {
+            let line = git_line(
+                args,
+                "e",
+                &[
+                    "exclude=",
+                    "force",
+                    "dry-run",
+                    "quiet",
+                    "interactive",
+                    "pathspec-from-file=",
+                    "pathspec-file-nul",
+                ],
+            );
+            if line.has(&["-n", "--dry-run"]) {
+                return None;
+            }
+            let mut out = git_fills_work_tree(
+                place,
+                line.operands.iter().chain(&line.after).copied().collect(),
+            );
+            git_pathspec_file(&mut out, &line, place, PathUse::Write);
+            Some(out)
+        }
+        "reset" => {
+            let writes = args
+                .iter()
+                .any(|w| matches!(w.value.as_deref(), Some("--hard" | "--merge" | "--keep")));
+            writes.then(|| git_fills_work_tree(place, Vec::new()))
+        }
+        "stash" => {
+            let action = args
+                .first()
+                .and_then(|w| w.value.as_deref())
+                .filter(|v| !v.starts_with('-'));
+            match action {
+                None | Some("push" | "save" | "pop" | "apply" | "branch") => {
+                    Some(git_fills_work_tree(place, Vec::new()))
+                }
+                _ => None,
+            }
+        }
+        "apply" | "am" => {
+            let line = git_line(
+                args,
+                "pCS",
+                &[
+                    "exclude=",
+                    "include=",
+                    "directory=",
+                    "whitespace=",
+                    "build-fake-ancestor=",
+                    "patch-format=",
+                    "resolvemsg=",
+                    "quoted-cr=",
+                    "empty=",
+                    "gpg-sign",
+                    "stat",
+                    "numstat",
+                    "summary",
+                    "check",
+                    "apply",
+                    "cached",
+                    "index",
+                    "intent-to-add",
+                    "show-current-patch",
+                    "quit",
+                    "reject",
+                    "reverse",
+                    "3way",
+                    "verbose",
+                    "quiet",
+                    "unidiff-zero",
+                    "recount",
+                    "allow-empty",
+                    "signoff",
+                    "keep",
+                    "keep-cr",
+                    "scissors",
+                    "message-id",
+                    "utf8",
+                    "interactive",
+                    "committer-date-is-author-date",
+                    "ignore-date",
+                    "continue",
+                    "skip",
+                    "abort",
+                    "resolved",
+                ],
+            );
+            let mut out = FileUses::default();
+            for w in line.operands.iter().chain(&line.after) {
+                out.file(&place.place(w), PathUse::Read);
+            }
+            let writes = if sub == "apply" {
+                let only_reports = line.has(&["--stat", "--numstat", "--summary", "--check"])
+                    && !line.has(&["--apply"]);
+                !only_reports && !line.has(&["--cached"])
+            } else {
+                !line.has(&["--show-current-patch", "--quit"])
+            };
+            if writes {
+                let fill = git_fills_work_tree(place, Vec::new());
+                out.files.extend(fill.files);
+                out.filled_dirs.extend(fill.filled_dirs);
+            }
+            (!out.files.is_empty()).then_some(out)
+        }
+        "merge" | "pull" | "rebase" | "cherry-pick" | "revert" => {
+            let mut out = if sub == "merge" {
+                git_message_file("merge", args, place).unwrap_or_default()
+            } else {
+                FileUses::default()
+            };
+            // Printing the help, or a question about the sequence, writes nothing.
+            let quiet = args.iter().any(|w| {
+                matches!(
+                    w.value.as_deref(),
+                    Some("-h" | "--help" | "--show-current-patch" | "--quit")
+                )
+            });
+            if !quiet {
+                let fill = git_fills_work_tree(place, Vec::new());
+                out.files.extend(fill.files);
+                out.filled_dirs.extend(fill.filled_dirs);
+            }
+            (!out.files.is_empty()).then_some(out)
+        }
         _ => None,
     }
 }

@@ -290,6 +290,9 @@ impl PathRoots {
                 "braces are literal in a path rule (as in Claude Code and gitignore), not `{{a,b}}` alternatives: `{pattern}` names a path with braces in it; write one rule per alternative"
             ));
         }
+        if warning.is_none() {
+            warning = matches_other_than_meant(&pattern);
+        }
         // As the paths it is matched against: absolute and lexically normal (a home of
         // `/h//u` or `/h/u/.` would not prefix them, and the matcher asserts it does), in
         // Unicode NFC (a rule typed in NFD would match nothing).
@@ -426,6 +429,45 @@ fn literal_braces(line: &str) -> String {
 /// Whether `pattern` holds an unescaped brace group with a comma outside a `[...]` class
 /// (`*.{pem,key}`): written as shell or glob alternatives, which a path rule reads as the
 /// characters themselves ([`literal_braces`]).
+/// Why a path rule as written surely matches other than what it was meant to, when it does:
+/// a variable, which is not expanded (`$HOME/.ssh/**` names a directory called `$HOME`); a
+/// character that shows nothing (`.env` with a zero-width space matches no `.env`); a `[…]`
+/// class with a letter beyond ASCII, which matches one byte, never that letter.
+fn matches_other_than_meant(pattern: &str) -> Option<String> {
+    if pattern.chars().any(tool_core::is_hidden_char) {
+        return Some(format!(
+            "`{}` holds a character that shows nothing (escaped here), which the path meant surely does not have: as written, the rule matches no such path",
+            tool_core::escape_hidden(pattern)
+        ));
+    }
+    let variable = pattern.match_indices('$').any(|(i, _)| {
+        pattern[i + 1..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '{')
+    });
+    if variable {
+        return Some(format!(
+            "variables are not expanded in a path rule: `{pattern}` names a path with a `$` in it; write `~/…` for the home, or the path itself"
+        ));
+    }
+    let mut chars = pattern.chars();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            c if in_class && !c.is_ascii() => {
+                return Some(format!(
+                    "a `[…]` class matches one byte, so `{c}` in `{pattern}` (a letter beyond ASCII) matches no name that has it; write the name in full, or `*` in its place"
+                ));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 fn looks_like_alternation(pattern: &str) -> bool {
     let mut chars = pattern.chars();
     let (mut in_class, mut open, mut comma) = (false, false, false);

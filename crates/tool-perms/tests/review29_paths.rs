@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{Fixture, case, run_table_in};
+use common::{Fixture, case, context, run_table_in};
 
 /// Removals through a `for` variable or an assignment of plain words are checked word by
 /// word: `for d in build dist; do rm -rf "$d"; done` is allowed in bypass mode, as `rm -rf
@@ -184,4 +184,50 @@ async fn an_rm_of_lines_read_from_find_removes_what_find_finds() {
         ],
     )
     .await;
+}
+
+/// A path rule that surely matches other than what it was meant to says so when loaded: a
+/// variable, which is not expanded (`Read(${HOME}/.ssh/**)` names a directory called
+/// `${HOME}`), a character that shows nothing (`.env` with a zero-width space), a `[…]`
+/// class with a letter beyond ASCII (it matches one byte). Each was accepted without a word,
+/// a deny rule that protected nothing. Rules without them say nothing.
+#[test]
+fn path_rules_that_match_other_than_meant_are_warned_about() {
+    let fx = Fixture::new();
+    let said = |rule: &str| {
+        let c = case("ask", "Read", "").deny(&[rule]);
+        let (engine, _) = context(&fx, &c);
+        engine
+            .diagnostics()
+            .into_iter()
+            .map(|d| d.reason)
+            .collect::<Vec<_>>()
+    };
+    let variable = said("Read(${HOME}/.ssh/**)");
+    assert!(
+        variable
+            .iter()
+            .any(|w| w.contains("variables are not expanded")),
+        "{variable:?}"
+    );
+    let hidden = said("Read(.env\u{200b})");
+    assert!(
+        hidden
+            .iter()
+            .any(|w| w.contains("shows nothing") && w.contains("\\u{200b}")),
+        "{hidden:?}"
+    );
+    let class = said("Read([ä]pfel.txt)");
+    assert!(
+        class.iter().any(|w| w.contains("matches one byte")),
+        "{class:?}"
+    );
+    for fine in [
+        "Read(./secrets/**)",
+        "Read(~/.ssh/**)",
+        "Read([abc]*.txt)",
+        "Read(äpfel.txt)",
+    ] {
+        assert!(said(fine).is_empty(), "{fine}: {:?}", said(fine));
+    }
 }

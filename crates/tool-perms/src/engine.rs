@@ -29,7 +29,6 @@ use crate::bash::parse::{
 };
 use crate::bash::pattern::{ShellPattern, escape_stars, first_word};
 use crate::bash::values::{plain_word, substituted};
-use crate::settings::KNOWN_TOOL_NAMES;
 use crate::domain::{DomainPattern, url_host};
 use crate::path::{
     CriticalDirs, FindNameFilter, PathRoots, PathRuleSet, escape_glob, find_name_filter,
@@ -37,6 +36,7 @@ use crate::path::{
     suspicious_windows_pattern, through_proc,
 };
 use crate::rule::{RuleValueParsed, format_rule, parse_rule};
+use crate::settings::KNOWN_TOOL_NAMES;
 
 /// Where relative path patterns are anchored and where `~` is: see [`PathRoots`].
 pub type EngineOptions = PathRoots;
@@ -2693,16 +2693,13 @@ impl PermissionEngine {
                     // `X=build`) stand for each of their words: a word with nothing else
                     // that expands is checked as if written (`"$d"/out`), one with more is
                     // computed (`"$HOME/$d"`).
-                    let spelled = substituted(&arg.raw, &analysis.values);
+                    let spelled = substituted(&arg.raw, &analysis.values, &sub.set_by_loops);
                     if let Some(words) = spelled
                         .as_ref()
                         .and_then(|ws| ws.iter().map(|w| plain_word(w)).collect::<Option<Vec<_>>>())
                     {
-                        words
-                            .into_iter()
-                            .filter(|w| !w.is_empty())
-                            .map(|w| (w, false))
-                            .collect()
+                        // An empty word removes nothing.
+                        words.into_iter().filter(|(w, _)| !w.is_empty()).collect()
                     } else {
                         for raw in spelled.unwrap_or_else(|| vec![arg.raw.clone()]) {
                             // A variable the line itself sets otherwise (`x=/; rm -rf $x`,
@@ -3960,15 +3957,17 @@ impl PermissionEngine {
                 return true;
             }
             computed.extend(
-                substituted(&w.raw, &analysis.values).unwrap_or_else(|| vec![w.raw.clone()]),
+                substituted(&w.raw, &analysis.values, &sub.set_by_loops)
+                    .unwrap_or_else(|| vec![w.raw.clone()]),
             );
             false
         });
         for raw in computed {
-            match plain_word(&raw) {
+            // (A glob made of a variable's words is checked as computed, as before.)
+            match plain_word(&raw).filter(|(_, glob)| !glob) {
                 // An empty word is no start point (`find "" -delete` fails).
-                Some(v) if v.is_empty() => {}
-                Some(v) => roots.push(Word {
+                Some((v, _)) if v.is_empty() => {}
+                Some((v, _)) => roots.push(Word {
                     raw: v.clone(),
                     value: Some(v),
                     plain: true,
@@ -5434,10 +5433,14 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
         return None;
     }
     let text: String = raw.chars().filter(|c| !matches!(c, '"' | '\'')).collect();
-    if let Some(why) = protected_reason(Path::new(&text))
-        .or_else(|| protected_glob_reason(&text, false).filter(|_| text.contains(['*', '?', '['])))
-    {
-        return Some(format!("Its fixed part is protected: {why}"));
+    // As written, and with its variables empty or at their defaults (`.gi"$x"t` is `.git`;
+    // read with its quotes, which end a variable's name).
+    for text in std::iter::once(text.clone()).chain(expansion_readings(raw).unwrap_or_default()) {
+        if let Some(why) = protected_reason(Path::new(&text)).or_else(|| {
+            protected_glob_reason(&text, false).filter(|_| text.contains(['*', '?', '[']))
+        }) {
+            return Some(format!("Its fixed part is protected: {why}"));
+        }
     }
     if !removal {
         return None;
@@ -5447,14 +5450,26 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
         Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("$PWD{rest}"),
         _ => text,
     };
-    // With its variables empty or unset, a path that starts fixed may be `/` or the home
-    // (`"/$d"`, `~/"$x"`, `/"$a"/*`).
+    // With its variables empty or unset (or at their defaults), a path that starts fixed
+    // may be `/` or the home (`"/$d"`, `~/"$x"`, `/"$a"/*`, `/./"$x"`).
     if !text.starts_with('$')
-        && let Some(emptied) = with_expansions_empty(&text)
-        && matches!(
-            emptied.as_str(),
-            "/" | "/*" | "/.*" | "/.." | "~" | "~/" | "~/*" | "~/.*" | "~/.." | "~/../*"
-        )
+        && expansion_readings(raw.strip_prefix('"').unwrap_or(raw)).is_some_and(|readings| {
+            readings.iter().any(|r| {
+                matches!(
+                    r.as_str(),
+                    "/" | "/*"
+                        | "/.*"
+                        | "/.."
+                        | "/../*"
+                        | "~"
+                        | "~/"
+                        | "~/*"
+                        | "~/.*"
+                        | "~/.."
+                        | "~/../*"
+                )
+            })
+        })
     {
         return Some(format!(
             "It removes what an expansion names ({raw}), which, with a variable empty or unset, is a whole directory such as / or the home."
@@ -5503,16 +5518,41 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
         name,
         "HOME" | "PWD" | "OLDPWD" | "CLAUDE_PROJECT_DIR" | "pwd" | "$(…)"
     );
+    // A default it may take instead (`${x:-$HOME}`, `${x:-/}`, `${x:-~}`) is what follows
+    // it then.
+    if let Some(inner) = text
+        .strip_prefix("${")
+        .and_then(|b| b.split_once('}'))
+        .map(|(i, _)| i)
+        && let Some((_, default)) = [":-", ":=", "-", "="]
+            .iter()
+            .find_map(|op| inner[name.len()..].strip_prefix(op).map(|d| (op, d)))
+        && !default.is_empty()
+    {
+        let instead = format!("{default}{rest}");
+        let instead = match instead.strip_prefix('~') {
+            Some(after) if after.is_empty() || after.starts_with('/') => format!("$HOME{after}"),
+            _ => instead,
+        };
+        let literal_root = matches!(
+            normal_path_text(&instead).as_str(),
+            "/" | "/*" | "/.*" | "/.." | "/../*"
+        );
+        if literal_root || computed_path_safety(&instead, use_, removal).is_some() {
+            return Some(format!(
+                "It removes what an expansion names ({raw}), which may be a whole directory such as / or the home."
+            ));
+        }
+    }
     // What follows it, as written and with the variables in it empty or unset
     // (`"$HOME/$x"` is the home when `x` is empty).
-    let dangerous = [Some(rest.to_owned()), with_expansions_empty(rest)]
-        .into_iter()
-        .flatten()
+    let dangerous = std::iter::once(normal_path_text(rest))
+        .chain(expansion_readings(rest).unwrap_or_default())
         .any(|rest| {
             if home_or_project {
                 matches!(
                     rest.as_str(),
-                    "" | "/" | "/*" | "/*/" | "/." | "/.*" | "/.." | "/../" | "/../*"
+                    "" | "/" | "/*" | "/*/" | "/.*" | "/.." | "/../" | "/../*"
                 )
             } else {
                 matches!(
@@ -5528,64 +5568,128 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
     })
 }
 
-/// `text` with every expansion in it taken out and its runs of slashes made one (`/$d` is
-/// `/`, `~/${x}/$(f)` is `~/`): what it names when each of them is empty or unset. `None`
-/// when it has none.
-fn with_expansions_empty(text: &str) -> Option<String> {
-    let mut out = String::new();
+/// The paths `text` may name with each expansion in it at what it may be (`/$d` is `/`,
+/// `~/${x}/$(f)` is `~/`, `"$HOME/${x:-..}"` is `$HOME/..`, `${x:+/}` is `` and `/`): an
+/// expansion may be empty or unset; `${x:?}` stops the command when it is (a name of its
+/// own, `v`); `${x:-W}` and `${x:=W}` are `W` when it is plain, else empty; `${x:+W}` is
+/// empty or `W`. Runs of slashes are made one and `.` segments dropped (`/./` is `/`). At
+/// most [`MAX_EXPANSION_READINGS`] readings (past that, every expansion empty). `None` when
+/// it has no expansion.
+fn expansion_readings(text: &str) -> Option<Vec<String>> {
+    let mut readings = vec![String::new()];
     let mut any = false;
     let mut rest = text;
     while let Some(c) = rest.chars().next() {
-        let skip = match c {
+        let expansion: Option<(usize, Vec<String>)> = match c {
             '$' => {
                 let after = &rest[1..];
                 if let Some(inner) = after.strip_prefix('{') {
-                    // `${x:?}` stops the command when `x` is empty, and `${x:-dist}` is
-                    // never empty: such an expansion is kept (as a name of its own).
-                    let end = inner.find('}');
-                    let never_empty = end.is_some_and(|end| {
-                        let inner = &inner[..end];
-                        inner.contains(":?")
-                            || [":-", ":="].iter().any(|op| {
-                                inner
-                                    .split_once(op)
-                                    .is_some_and(|(_, default)| !default.is_empty())
-                            })
-                    });
-                    if let Some(end) = end.filter(|_| never_empty) {
-                        out.push('v');
-                        rest = &rest[end + 3..];
-                        continue;
-                    }
-                    end.map(|end| end + 3)
+                    inner
+                        .find('}')
+                        .map(|end| (end + 3, braced_readings(&inner[..end])))
                 } else if after.starts_with('(') {
-                    substitution_rest(rest).map(|r| rest.len() - r.len())
+                    substitution_rest(rest).map(|r| (rest.len() - r.len(), vec![String::new()]))
                 } else {
                     let ident = after
                         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                         .unwrap_or(after.len());
                     let special =
                         after.starts_with(|c: char| c.is_ascii_digit() || "@*#?$!-".contains(c));
-                    (ident > 0 || special).then(|| 1 + ident.max(usize::from(special)))
+                    (ident > 0 || special)
+                        .then(|| (1 + ident.max(usize::from(special)), vec![String::new()]))
                 }
             }
-            '`' => substitution_rest(rest).map(|r| rest.len() - r.len()),
+            '`' => substitution_rest(rest).map(|r| (rest.len() - r.len(), vec![String::new()])),
             _ => None,
         };
-        match skip {
-            Some(n) => {
+        match expansion {
+            Some((len, options)) => {
                 any = true;
-                rest = &rest[n..];
+                rest = &rest[len..];
+                readings = if readings.len() * options.len() > MAX_EXPANSION_READINGS {
+                    // Too many: the first reading of each (empty where it may be).
+                    readings
+                        .into_iter()
+                        .map(|r| format!("{r}{}", options[0]))
+                        .collect()
+                } else {
+                    readings
+                        .iter()
+                        .flat_map(|r| options.iter().map(move |o| format!("{r}{o}")))
+                        .collect()
+                };
             }
             None => {
-                if !(c == '/' && out.ends_with('/')) {
-                    out.push(c);
+                // Quotes end a name and are no part of the path.
+                if !matches!(c, '"' | '\'') {
+                    for r in &mut readings {
+                        r.push(c);
+                    }
                 }
                 rest = &rest[c.len_utf8()..];
             }
         }
     }
-    any.then_some(out)
+    any.then(|| readings.iter().map(|r| normal_path_text(r)).collect())
+}
+
+/// At most this many readings of one path's expansions ([`expansion_readings`]).
+const MAX_EXPANSION_READINGS: usize = 16;
+
+/// What `${INNER}` may be, most dangerous first ([`expansion_readings`]).
+fn braced_readings(inner: &str) -> Vec<String> {
+    let plain = |w: &str| crate::bash::values::plain_value(w);
+    let name_len = inner
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(inner.len());
+    let (name, op) = inner.split_at(name_len);
+    if name.is_empty() {
+        // `${#x}` is a number; anything else (`${!x}`, `${@}`) may be empty.
+        return vec![if inner.starts_with('#') { "v" } else { "" }.to_owned()];
+    }
+    for (sign, empty_or_word) in [
+        (":?", None),
+        ("?", None),
+        (":-", Some(false)),
+        (":=", Some(false)),
+        ("-", Some(false)),
+        ("=", Some(false)),
+        (":+", Some(true)),
+        ("+", Some(true)),
+    ] {
+        if let Some(word) = op.strip_prefix(sign) {
+            return match empty_or_word {
+                // Stops the command when empty (`${x?}` only when unset: it may be empty).
+                None if sign == ":?" => vec!["v".to_owned()],
+                None => vec![String::new(), "v".to_owned()],
+                Some(false) if plain(word) => vec![word.to_owned()],
+                Some(false) => vec![String::new()],
+                Some(true) if plain(word) => vec![String::new(), word.to_owned()],
+                Some(true) => vec![String::new()],
+            };
+        }
+    }
+    vec![String::new()]
+}
+
+/// `path` with its runs of slashes made one and its `.` segments dropped (`/./x//y/.` is
+/// `/x/y`), as the paths it names are compared.
+fn normal_path_text(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let kept: Vec<&str> = path
+        .split('/')
+        .enumerate()
+        .filter(|(i, s)| *s != "." && (!s.is_empty() || *i == 0))
+        .map(|(_, s)| s)
+        .collect();
+    let mut out = kept.join("/");
+    if path.ends_with('/') && !out.ends_with('/') && !out.is_empty() {
+        out.push('/');
+    }
+    if out.is_empty() && absolute {
+        out.push('/');
+    }
+    out
 }
 
 /// Whether the relative path `value` names the directory it is taken in, one above it, or

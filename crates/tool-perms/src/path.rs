@@ -426,9 +426,6 @@ fn literal_braces(line: &str) -> String {
     out
 }
 
-/// Whether `pattern` holds an unescaped brace group with a comma outside a `[...]` class
-/// (`*.{pem,key}`): written as shell or glob alternatives, which a path rule reads as the
-/// characters themselves ([`literal_braces`]).
 /// Why a path rule as written surely matches other than what it was meant to, when it does:
 /// a variable, which is not expanded (`$HOME/.ssh/**` names a directory called `$HOME`); a
 /// character that shows nothing (`.env` with a zero-width space matches no `.env`); a `[…]`
@@ -468,6 +465,9 @@ fn matches_other_than_meant(pattern: &str) -> Option<String> {
     None
 }
 
+/// Whether `pattern` holds an unescaped brace group with a comma outside a `[...]` class
+/// (`*.{pem,key}`): written as shell or glob alternatives, which a path rule reads as the
+/// characters themselves ([`literal_braces`]).
 fn looks_like_alternation(pattern: &str) -> bool {
     let mut chars = pattern.chars();
     let (mut in_class, mut open, mut comma) = (false, false, false);

@@ -31,7 +31,9 @@ async fn removals_through_plainly_set_variables_are_checked_word_by_word() {
                 "allow",
                 "for d in build dist\ndo\n  rm -rf \"$d/node_modules\"\ndone",
             ),
-            bypass("allow", "X=build; rm -rf \"$X/dist\""),
+            // Where it runs, `X` may not be set (a prefix assignment, one in a branch):
+            // unset, this removes `/dist`, a top-level directory.
+            bypass("ask", "X=build; rm -rf \"$X/dist\""),
             bypass("allow", "export T=build && rm -rf \"${T}\""),
             bypass(
                 "allow",
@@ -230,4 +232,65 @@ fn path_rules_that_match_other_than_meant_are_warned_about() {
     ] {
         assert!(said(fine).is_empty(), "{fine}: {:?}", said(fine));
     }
+}
+
+/// Found by the adversarial review of this session's checks: spellings that left `/` or the
+/// home (`/./"$x"`, `${x:-..}`, `${x:-$y}`), a variable's words trusted where its assignment
+/// does not hold (a prefix assignment, one after the use, in a branch, in a subshell, a
+/// `select` answered with no choice), an assignment split by a backslash-newline, an empty
+/// variable beside a protected name (`.gi"$x"t`): each asks in bypass mode now. A loop's
+/// own variable in its body keeps its words only (`for d in build dist; do rm -rf "$d"/*;
+/// done` stays allowed), and so does an expansion that is never empty.
+#[tokio::test]
+async fn adversarial_spellings_of_empty_or_unset_variables_ask() {
+    let fx = Fixture::new();
+    for d in ["build/a", "dist/b"] {
+        std::fs::create_dir_all(fx.proj.join(d)).unwrap();
+    }
+    std::fs::create_dir_all(fx.proj.join(".git/refs/heads")).unwrap();
+    std::fs::write(fx.proj.join(".git/refs/heads/main"), "0123").unwrap();
+    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    run_table_in(
+        &fx,
+        vec![
+            bypass("ask", "find /./\"$x\" -delete"),
+            bypass("ask", "rm -rf /./\"$x\"*"),
+            bypass("ask", "find ~/./\"$x\" -delete"),
+            bypass("ask", "rm -rf \"${HOME}/./$x\"*"),
+            bypass("ask", "rm -rf \"${HOME}/${x:-$y}\""),
+            bypass("ask", "rm -rf \"${HOME}/${x:=$y}\""),
+            bypass("ask", "rm -rf \"${HOME}/${x:-/}\""),
+            bypass("ask", "find \"${HOME}/${x:-..}\" -delete"),
+            bypass("ask", "rm -rf \"${x:-${HOME}}\""),
+            bypass("ask", "rm -rf ${x:-~}"),
+            bypass("ask", "rm -rf \"${HOME}/${x:+..}\""),
+            bypass("ask", "d=build true; rm -rf \"${HOME}/$d\""),
+            bypass("ask", "rm -rf \"${HOME}/$d\"; d=build"),
+            bypass(
+                "ask",
+                "if [ -d x ]; then d=build; fi; rm -rf \"${HOME}/$d\"",
+            ),
+            bypass("ask", "(d=build); rm -rf \"${HOME}/$d\""),
+            bypass(
+                "ask",
+                "echo 9 | select d in build; do rm -rf \"${HOME}/$d\"; break; done",
+            ),
+            bypass("ask", "d=build true; find ~/\"$d\" -delete"),
+            bypass("ask", "d=build; d\\\n=.git; rm -rf \"$d\""),
+            bypass("ask", "d=build; for \\\nd in .git; do rm -rf \"$d\"; done"),
+            bypass("ask", "rm -rf .gi\"$x\"t"),
+            bypass("ask", "rm -rf .git\"$x\""),
+            bypass("ask", "rm -rf \"${HOME}/.ssh$x\""),
+            bypass("ask", "for HOME in ; do :; done; rm -rf \"$HOME\""),
+            bypass("ask", "find . -name main | sort -k 1 | xargs rm"),
+            bypass("allow", "for d in build dist; do rm -rf \"$d\"/*; done"),
+            bypass(
+                "allow",
+                "for d in build dist; do rm -rf \"${HOME}/$d\"; done",
+            ),
+            bypass("allow", "rm -rf \"${HOME}/${x:?}\""),
+            bypass("allow", "find . -name '*.pyc' | sort -k 1 | xargs rm"),
+        ],
+    )
+    .await;
 }

@@ -168,6 +168,11 @@ pub struct SimpleCommand {
     /// arguments are what it reads, from its standard input or a file (`-a`), or is given
     /// after `:::`, not what `find -exec` found.
     pub run_by_xargs: bool,
+    /// The variables of the `for` loops over plain words whose bodies it is in (`for d in
+    /// build dist; do rm -rf "$d"; done`): set to one of their words where it runs. Any
+    /// other variable the line sets may be unset where a command runs (an assignment after
+    /// it, in a branch or a subshell, a prefix that does not stay).
+    pub set_by_loops: Vec<String>,
 }
 
 impl SimpleCommand {
@@ -282,9 +287,10 @@ pub struct Analysis {
     /// analysis ([`GlobOptions::of`]).
     pub glob_options: GlobOptions,
     /// Variables the line assigns nothing but plain words, with every value each may take
-    /// there (`for d in build dist`, `X=build`; not the environment's value before the
-    /// first assignment): a removal through one is checked for each value. Found once per
-    /// analysis ([`values::plain_values`](super::values::plain_values)).
+    /// there (`for d in build dist`, `X=build`): a removal through one is checked for each
+    /// value, and for the variable unset unless the command is in the body of a loop over
+    /// its words ([`SimpleCommand::set_by_loops`]). Found once per analysis
+    /// ([`values::plain_values`](super::values::plain_values)).
     pub values: BTreeMap<String, Vec<String>>,
 }
 
@@ -472,7 +478,8 @@ fn passes_lines_on(words: &[Word]) -> bool {
         return false;
     }
     let mut operands = 0;
-    for w in &words[1..] {
+    let mut args = words[1..].iter();
+    while let Some(w) = args.next() {
         let Some(v) = w.value.as_deref() else {
             return false;
         };
@@ -488,11 +495,22 @@ fn passes_lines_on(words: &[Word]) -> bool {
                         | "-regexp"
                 )
                 || !option.starts_with('-') && option.contains(['o', 'r', 'R', 'f', 'e']);
-            if grep && cuts_or_reads {
+            // head's and tail's byte counts cut lines.
+            let cuts_bytes = matches!(program, "head" | "tail")
+                && (option.starts_with('c') || option.starts_with("-bytes"));
+            if (grep && cuts_or_reads) || cuts_bytes {
                 return false;
             }
-        } else if v.chars().all(|c| c.is_ascii_digit()) {
-            // A count (`head -n 5`).
+            // A count or key its option takes (`head -n 5`, `sort -k 2`, `uniq -f 1`).
+            let takes_value: &[&str] = match program {
+                "head" | "tail" | "shuf" => &["n"],
+                "sort" => &["k", "t", "o", "S", "T"],
+                "uniq" => &["f", "s", "w"],
+                _ => &["m", "A", "B", "C"],
+            };
+            if takes_value.contains(&option) {
+                args.next();
+            }
         } else {
             operands += 1;
         }
@@ -796,6 +814,7 @@ pub fn exit_status_command(command: &str) -> Option<Vec<Word>> {
         hidden: 0,
         fills: Vec::new(),
         xargs_runs: false,
+        loop_vars: Vec::new(),
     };
     let mut cursor = node.walk();
     let words = node
@@ -1019,6 +1038,7 @@ fn analyze_tree(
         hidden: 0,
         fills: Vec::new(),
         xargs_runs: false,
+        loop_vars: Vec::new(),
     };
     walker.walk(root);
     let end = End {
@@ -1064,6 +1084,9 @@ struct Walker<'a> {
     /// The command whose payload is being analysed is `xargs`, `parallel` or `xe`
     /// ([`SimpleCommand::run_by_xargs`]).
     xargs_runs: bool,
+    /// The variables of the `for` loops over plain words whose bodies are walked now
+    /// ([`SimpleCommand::set_by_loops`]).
+    loop_vars: Vec<String>,
 }
 
 const LINE_BREAK_IN_WORD: &str =
@@ -1254,6 +1277,7 @@ impl Walker<'_> {
             piped_input: self.piped,
             fed_by: None,
             run_by_xargs: false,
+            set_by_loops: self.loop_vars.clone(),
         });
     }
 
@@ -1318,9 +1342,13 @@ impl Walker<'_> {
                         .then(|| self.out.commands[start].words.clone());
                     // A stage that prints some of the lines it reads, as they came (`sort`,
                     // `head`, `grep x`), passes on what the stage before it printed: `find
-                    // . -name x | sort | xargs rm` removes what find finds.
+                    // . -name x | sort | xargs rm` removes what find finds (not one that reads
+                    // a file instead: `sort < list`).
+                    let reads_its_input = stage.kind() == "command";
                     producer = match words {
-                        Some(w) if producer.is_some() && passes_lines_on(&w) => producer,
+                        Some(w) if producer.is_some() && reads_its_input && passes_lines_on(&w) => {
+                            producer
+                        }
                         other => other,
                     };
                 }
@@ -1453,17 +1481,37 @@ impl Walker<'_> {
                 // A `for NAME in …` (or `select`) assigns NAME what it lists, which may be
                 // `/`, the home or a protected name, however plain the list looks (a link,
                 // a word `IFS` splits): what is removed through it is asked about.
+                let mut loop_var = None;
                 if node.kind() == "for_statement"
                     && let Some(v) = node.child_by_field_name("variable")
                 {
                     let name = self.text(v);
                     self.out.assigned.push(Assignment {
                         raw: format!("for {name}"),
-                        name,
+                        name: name.clone(),
                         safe_value: false,
                     });
+                    // In the body of a `for` (not `select`, whose variable is empty after
+                    // an answer that is no choice) over plain words, its variable holds one.
+                    let is_for = node.child(0).is_some_and(|k| self.text(k) == "for");
+                    let mut cursor = node.walk();
+                    let listed: Vec<Node<'_>> =
+                        node.children_by_field_name("value", &mut cursor).collect();
+                    let plain = !listed.is_empty()
+                        && listed.iter().all(|w| {
+                            w.kind() == "word" && super::values::plain_value(&self.text(*w))
+                        });
+                    if is_for && plain {
+                        loop_var = Some(name);
+                    }
+                }
+                if let Some(name) = &loop_var {
+                    self.loop_vars.push(name.clone());
                 }
                 self.walk_children(node);
+                if loop_var.is_some() {
+                    self.loop_vars.pop();
+                }
             }
             "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
                 self.redirect(node);
@@ -2229,6 +2277,7 @@ impl Walker<'_> {
             piped_input: self.piped,
             fed_by: None,
             run_by_xargs: false,
+            set_by_loops: self.loop_vars.clone(),
         };
         self.piped = outer_piped;
         self.expand(cmd);
@@ -2577,6 +2626,7 @@ impl Walker<'_> {
                     piped_input: true,
                     fed_by: None,
                     run_by_xargs: self.xargs_runs,
+                    set_by_loops: self.loop_vars.clone(),
                 };
                 if c.words
                     .first()

@@ -82,6 +82,9 @@ const ASSIGNING_BUILTINS: &[&str] = &[
 /// among the values: a caller checks that as it checks any variable.
 pub(crate) fn plain_values(text: &str, analysis: &Analysis) -> BTreeMap<String, Vec<String>> {
     let mut known = BTreeMap::new();
+    // As bash reads it: a backslash-newline joins the lines (`d\<newline>=x` is `d=x`).
+    let joined = text.replace("\\\n", "");
+    let text = joined.as_str();
     if analysis.hidden_assignment
         || text.contains("IFS")
         || text.contains("((")
@@ -106,8 +109,9 @@ pub(crate) fn plain_values(text: &str, analysis: &Analysis) -> BTreeMap<String, 
                 Some(name)
             })
         }));
+    let mut tried = std::collections::HashSet::new();
     for name in names {
-        if known.contains_key(name) || !is_plain_name(name) {
+        if !tried.insert(name) || !is_plain_name(name) {
             continue;
         }
         if let Some(values) = values_in(text, name) {
@@ -119,10 +123,17 @@ pub(crate) fn plain_values(text: &str, analysis: &Analysis) -> BTreeMap<String, 
 
 /// `raw` (an operand as written) with each variable of the line that has plain values
 /// replaced by each of them (`"$d"/dist` for `d` in `build dist` is `"build"/dist` and
-/// `"dist"/dist`); other expansions are kept as written (`"$HOME/$d"` is `"$HOME/build"`).
-/// `None` when it names none of those variables, holds a single quote, a backslash or a
-/// backquote, or would make more than [`MAX_SUBSTITUTED`] words.
-pub(crate) fn substituted(raw: &str, known: &BTreeMap<String, Vec<String>>) -> Option<Vec<String>> {
+/// `"dist"/dist`), and by nothing too, unless it is in `set` (the loops whose body the
+/// command is in, [`SimpleCommand::set_by_loops`](super::parse::SimpleCommand)): where it
+/// runs, the variable may not be set yet, or no longer (`d=x true; rm -rf "$HOME/$d"`).
+/// Other expansions are kept as written (`"$HOME/$d"` is `"$HOME/build"`). `None` when it
+/// names none of those variables, holds a single quote, a backslash or a backquote, or would
+/// make more than [`MAX_SUBSTITUTED`] words.
+pub(crate) fn substituted(
+    raw: &str,
+    known: &BTreeMap<String, Vec<String>>,
+    set: &[String],
+) -> Option<Vec<String>> {
     if known.is_empty() || raw.contains(['\'', '\\', '`']) {
         return None;
     }
@@ -154,6 +165,8 @@ pub(crate) fn substituted(raw: &str, known: &BTreeMap<String, Vec<String>>) -> O
         };
         match known.get(name).filter(|_| is_plain_name(name)) {
             Some(values) => {
+                let unset = (!set.iter().any(|s| s == name)).then_some("");
+                let values: Vec<&str> = values.iter().map(String::as_str).chain(unset).collect();
                 if words.len() * values.len().max(1) > MAX_SUBSTITUTED {
                     return None;
                 }
@@ -173,12 +186,23 @@ pub(crate) fn substituted(raw: &str, known: &BTreeMap<String, Vec<String>>) -> O
     any.then_some(words)
 }
 
-/// The word `raw` is when nothing in it expands (plain characters and double quotes): its
-/// text without the quotes.
-pub(crate) fn plain_word(raw: &str) -> Option<String> {
-    raw.chars()
-        .all(|c| c == '"' || is_plain_char(c))
-        .then(|| raw.replace('"', ""))
+/// The word `raw` is when nothing in it expands but globs (plain characters, double quotes,
+/// `*`, `?`, `[…]`): its text without the quotes, and whether a glob character stands
+/// outside them (`"build"/*` is `build/*`, a glob; `"a*"` is no glob).
+pub(crate) fn plain_word(raw: &str) -> Option<(String, bool)> {
+    let mut quoted = false;
+    let mut glob = false;
+    for (i, c) in raw.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '*' | '?' | '[' | ']' => glob |= !quoted,
+            // A `~` bash expands (`~/"$d"` with `d` empty is `~/`).
+            '~' if i == 0 && (raw.len() == 1 || raw[1..].starts_with('/')) => {}
+            c if is_plain_char(c) => {}
+            _ => return None,
+        }
+    }
+    Some((raw.replace('"', ""), glob))
 }
 
 /// The length of the parenthesised text `text` starts with (`(pwd)/x` is 5), `None` when
@@ -277,12 +301,19 @@ fn listed_words(after: &str) -> Option<Vec<String>> {
     let end = list.find([';', '\n']).unwrap_or(list.len());
     let mut words = Vec::new();
     for word in list[..end].split([' ', '\t']).filter(|w| !w.is_empty()) {
-        if !word.chars().all(is_plain_char) || word.starts_with('-') {
+        if !plain_value(word) {
             return None;
         }
         words.push(word.to_owned());
     }
-    Some(words)
+    // An empty list never sets it: what it holds is not known here.
+    (!words.is_empty()).then_some(words)
+}
+
+/// Whether `word` is a value this module knows as written: not empty, of plain characters
+/// only, not an option (`-rf`).
+pub(crate) fn plain_value(word: &str) -> bool {
+    !word.is_empty() && word.chars().all(is_plain_char) && !word.starts_with('-')
 }
 
 /// Whether `name` is a variable name (`d`, `_x1`), not a positional or special parameter.
@@ -390,40 +421,50 @@ mod tests {
     }
 
     /// An operand is substituted only where it names a known variable; what else expands
-    /// is kept as written, and a word is plain only when nothing in it expands.
+    /// is kept as written, and a word is plain only when nothing in it expands but globs.
+    /// A variable is also taken as unset, unless the command is in the body of a loop over
+    /// its words.
     #[test]
     fn operands_are_substituted_word_by_word() {
         let known: BTreeMap<String, Vec<String>> = [
             ("d".to_owned(), list(&["build", "dist"])),
-            ("e".to_owned(), list(&["", "x"])),
+            ("e".to_owned(), list(&["x"])),
         ]
         .into();
-        let plain = |raw: &str| {
-            substituted(raw, &known).map(|ws| ws.iter().map(|w| plain_word(w)).collect::<Vec<_>>())
+        let set = list(&["d", "e"]);
+        let plain = |raw: &str, set: &[String]| {
+            substituted(raw, &known, set).map(|ws| {
+                ws.iter()
+                    .map(|w| plain_word(w).map(|(v, _)| v))
+                    .collect::<Vec<_>>()
+            })
         };
         assert_eq!(
-            plain("\"$d\"/out"),
+            plain("\"$d\"/out", &set),
             Some(vec![Some("build/out".into()), Some("dist/out".into())])
         );
         assert_eq!(
-            plain("/\"${d}\""),
+            plain("/\"${d}\"", &set),
             Some(vec![Some("/build".into()), Some("/dist".into())])
         );
+        // Not in the loop over its words: it may be unset there.
         assert_eq!(
-            plain("\"$e/\""),
+            plain("\"$e/\"", &[]),
             Some(vec![Some("/".into()), Some("x/".into())])
         );
         assert_eq!(
-            substituted("\"$HOME/$d\"", &known),
+            substituted("\"$HOME/$d\"", &known, &set),
             Some(list(&["\"$HOME/build\"", "\"$HOME/dist\""]))
         );
         assert_eq!(
-            substituted("$(pwd)/$d", &known),
+            substituted("$(pwd)/$d", &known, &set),
             Some(list(&["$(pwd)/build", "$(pwd)/dist"]))
         );
-        assert_eq!(plain("\"$d\"/*"), Some(vec![None, None]));
+        assert_eq!(plain_word("\"build\"/*"), Some(("build/*".into(), true)));
+        assert_eq!(plain_word("\"a*\""), Some(("a*".into(), false)));
+        assert_eq!(plain_word("$HOME/x"), None);
         for raw in ["$f", "'$d'", "\\$d", "`echo $d`", "x", "${d:-/}"] {
-            assert_eq!(substituted(raw, &known), None, "{raw}");
+            assert_eq!(substituted(raw, &known, &set), None, "{raw}");
         }
     }
 }

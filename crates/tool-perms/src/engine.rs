@@ -3050,6 +3050,31 @@ impl PermissionEngine {
             if let Some(what) = crate::path::protected_name_kind(&name, is_dir) {
                 return Some(format!("holds {}, which {what}", dir.join(&name).display()));
             }
+            // `.config/git` and `.config/fish` are protected where `.config` is not: a
+            // `.config` holding one is taken away with it.
+            if name == ".config" && is_dir() {
+                for inner in ["git", "fish"] {
+                    let path = dir.join(&name).join(inner);
+                    if path.is_dir() {
+                        return Some(format!(
+                            "holds {}, a protected directory (git's or fish's configuration)",
+                            path.display()
+                        ));
+                    }
+                }
+            }
+        }
+        // `dir` itself may be a `.config`.
+        if dir.file_name().is_some_and(|n| n == ".config") {
+            for inner in ["git", "fish"] {
+                let path = dir.join(inner);
+                if path.is_dir() {
+                    return Some(format!(
+                        "holds {}, a protected directory (git's or fish's configuration)",
+                        path.display()
+                    ));
+                }
+            }
         }
         None
     }
@@ -5388,9 +5413,11 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
                 // filter.
                 end + 2
             }
-            // Only what is empty: no protected file's content, no directory holding one.
+            // Only what is empty: no protected file's content, but a protected directory's
+            // own empty directories and files are its structure (`.git/refs/tags`, an empty
+            // `.git/FETCH_HEAD`): a filter like any other.
             Some("-empty") => {
-                filter(Some(FindNameFilter::RulesOut), Vec::new());
+                filter(None, Vec::new());
                 1
             }
             Some("-fprintf") => 3,

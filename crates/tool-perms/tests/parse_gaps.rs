@@ -1092,7 +1092,7 @@ async fn second_review_of_the_new_readings() {
         "awk '{print $1 \"|\" $2}' README.md",
         "awk '$1 == 1 || $2 == 2' README.md",
         "fc -l",
-        "find . -type d -empty -delete",
+        "find build -type d -empty -delete",
         "find . -name '*.o' -exec rm {} +",
         "time make",
         "! grep -q x README.md",

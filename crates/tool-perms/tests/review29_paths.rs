@@ -294,3 +294,34 @@ async fn adversarial_spellings_of_empty_or_unset_variables_ask() {
     )
     .await;
 }
+
+/// A directory taken away whole that is or holds `.config` with git's or fish's
+/// configuration in it (`rm -rf ~/.config`, `find ~/.config -delete`, `mv ~/.config x`)
+/// asks in bypass mode, as `rm -rf ~/.config/git` does; the find walk knew them, the
+/// removal of a whole directory did not. And a find that deletes what is empty takes a
+/// repository's empty directories (`.git/refs/tags`): no filter that rules out protected
+/// names.
+#[tokio::test]
+async fn a_config_directory_with_git_in_it_or_empty_git_directories_ask() {
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.home.join(".config/git")).unwrap();
+    std::fs::write(fx.home.join(".config/git/config"), "[user]").unwrap();
+    std::fs::create_dir_all(fx.home.join("other/.config/fish")).unwrap();
+    std::fs::create_dir_all(fx.proj.join(".git/refs/tags")).unwrap();
+    std::fs::create_dir_all(fx.proj.join("build/empty")).unwrap();
+    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    run_table_in(
+        &fx,
+        vec![
+            bypass("ask", "rm -rf ~/.config"),
+            bypass("ask", "find ~/.config -delete"),
+            bypass("ask", "find ~/.config -type f -delete"),
+            bypass("ask", "mv ~/.config $O/c"),
+            bypass("ask", "rm -rf ~/other"),
+            bypass("ask", "find . -type d -empty -delete"),
+            bypass("allow", "find build -type d -empty -delete"),
+            bypass("allow", "rm -rf ~/other/.config/app"),
+        ],
+    )
+    .await;
+}

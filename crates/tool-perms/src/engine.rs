@@ -2381,6 +2381,7 @@ impl PermissionEngine {
                     .is_some_and(|rest| rest.starts_with('=') || rest.starts_with("+="))
             };
             sub.assignments.iter().any(|a| a.name == v.name)
+                || analysis.assigned.iter().any(|a| a.name == v.name)
                 || analysis
                     .commands
                     .iter()

@@ -325,3 +325,28 @@ async fn a_config_directory_with_git_in_it_or_empty_git_directories_ask() {
     )
     .await;
 }
+
+/// git's pathspecs are where `GIT_WORK_TREE` (or `GIT_DIR`) set on the line says: `GIT_WORK_TREE=src
+/// git rm -f main.rs` removes `src/main.rs`, which an Edit deny rule covers. It asks now, as
+/// `git --work-tree=src rm` does; without the variable the pathspec is checked as written.
+#[tokio::test]
+async fn git_work_tree_set_on_the_line_makes_pathspecs_unchecked() {
+    let fx = Fixture::new();
+    let deny = ["Edit(./src/**)"];
+    let bypass = |expect, command: &str| {
+        case(expect, "Bash", command)
+            .mode("bypassPermissions")
+            .deny(&deny)
+    };
+    run_table_in(
+        &fx,
+        vec![
+            bypass("ask", "GIT_WORK_TREE=src git rm -f main.rs"),
+            bypass("ask", "env GIT_WORK_TREE=src git restore main.rs"),
+            bypass("ask", "export GIT_WORK_TREE=src; git checkout -- main.rs"),
+            bypass("deny", "git rm -f src/main.rs"),
+            bypass("allow", "git rm -f README.md"),
+        ],
+    )
+    .await;
+}

@@ -5028,9 +5028,16 @@ pub fn config_variables(name: &str) -> &'static [ConfigVariable] {
         var("PATCH_VERSION_CONTROL", true),
         var("POSIXLY_CORRECT", true),
     ];
+    // Where git's pathspecs are (`GIT_WORK_TREE=src git rm main.rs` removes src/main.rs).
+    const GIT_VARS: &[ConfigVariable] = &[
+        var("GIT_WORK_TREE", true),
+        var("GIT_DIR", true),
+        var("GIT_INDEX_FILE", true),
+    ];
     match name {
         "curl" => CURL_VARS,
         "wget" => WGET_VARS,
+        "git" => GIT_VARS,
         "tar" => TAR_VARS,
         "patch" => PATCH_VARS,
         _ => &[],

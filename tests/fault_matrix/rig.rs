@@ -130,6 +130,7 @@ impl RigBuilder {
         sources.user_config_dir = None;
         sources.managed_dir = None;
         sources.project_trusted = true;
+        sources.host_tools = self.tools.iter().map(|t| t.name().to_owned()).collect();
         let loaded = load_permissions(&sources);
         assert!(
             loaded.diagnostics.is_empty(),

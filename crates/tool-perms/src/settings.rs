@@ -45,6 +45,10 @@ pub struct SettingsSources {
     /// [`LoadedPermissions::untrusted_ignored`]. Inline values were given by the user and
     /// always apply. Default: untrusted.
     pub project_trusted: bool,
+    /// The names of tools a host adds beside the built-in ones (`WordCount`, a test rig's
+    /// `Faulty`): a deny or ask rule naming one is no typo ([`KNOWN_TOOL_NAMES`] holds the
+    /// built-in ones).
+    pub host_tools: Vec<String>,
 }
 
 impl SettingsSources {
@@ -1323,7 +1327,7 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
             (RuleBehavior::Ask, &file_ctx.ask),
         ] {
             for sr in rules {
-                if let Some(problem) = unknown_tool_name(&sr.rule) {
+                if let Some(problem) = unknown_tool_name(&sr.rule, &sources.host_tools) {
                     // In a value given for this command the deny meant would not hold: an
                     // error there, as a misspelt key is.
                     name_diags.push(diag(
@@ -1567,12 +1571,14 @@ pub const KNOWN_TOOL_NAMES: &[&str] = &[
 /// `WebFecth`); `None` for a known name, a malformed rule (reported for its syntax), a name
 /// with `_` or `*` (MCP tools, globs: Claude Code exempts them too) and a known name with
 /// other capitals (`bash`), which the engine reports itself.
-fn unknown_tool_name(rule: &str) -> Option<String> {
+fn unknown_tool_name(rule: &str, host_tools: &[String]) -> Option<String> {
     let parsed = crate::rule::parse_rule(rule).ok()?;
     let name = parsed.tool_name.as_str();
     if name.contains(['_', '*'])
         || KNOWN_TOOL_NAMES
             .iter()
+            .copied()
+            .chain(host_tools.iter().map(String::as_str))
             .any(|known| known.eq_ignore_ascii_case(name))
     {
         return None;

@@ -189,6 +189,7 @@ async fn managed_rules_only_adds_no_rule_during_the_session() {
         flag_settings: vec![],
         inline: vec![],
         project_trusted: true,
+        host_tools: Vec::new(),
     };
     let loaded = load_permissions(&sources);
     assert!(loaded.context.managed_rules_only);
@@ -690,6 +691,7 @@ async fn settings_precedence_and_sources() {
         flag_settings: vec![flag.display().to_string()],
         inline: vec![],
         project_trusted: true,
+        host_tools: Vec::new(),
     };
     let loaded = load_permissions(&sources);
     let ctx = &loaded.context;
@@ -846,6 +848,7 @@ fn settings_errors_and_bypass_disable() {
         ],
         inline: vec![],
         project_trusted: true,
+        host_tools: Vec::new(),
     };
     let loaded = load_permissions(&sources);
     assert!(loaded.has_errors());
@@ -889,6 +892,7 @@ fn managed_drop_ins_override_the_main_file_in_name_order() {
         flag_settings: vec![],
         inline: vec![],
         project_trusted: true,
+        host_tools: Vec::new(),
     };
     assert_eq!(
         load_permissions(&sources).context.mode,
@@ -919,6 +923,7 @@ fn an_unreadable_managed_drop_in_directory_is_reported() {
         flag_settings: vec![],
         inline: vec![],
         project_trusted: true,
+        host_tools: Vec::new(),
     };
     let loaded = load_permissions(&sources);
     assert!(loaded.has_errors(), "{:?}", loaded.diagnostics);
@@ -960,6 +965,7 @@ fn a_mistyped_env_does_not_wipe_the_other_levels() {
         flag_settings: vec![],
         inline: vec![],
         project_trusted: true,
+        host_tools: Vec::new(),
     };
     let (files, diags) = load_settings_files(&sources);
     assert_eq!(
@@ -1001,6 +1007,7 @@ fn the_last_settings_flag_wins() {
         flag_settings: vec![first.display().to_string(), second.display().to_string()],
         inline: vec![],
         project_trusted: true,
+        host_tools: Vec::new(),
     };
     assert_eq!(
         load_permissions(&sources).context.mode,
@@ -1026,6 +1033,7 @@ fn settings_values_of_the_wrong_kind_are_reported() {
         flag_settings: vec![],
         inline: vec![],
         project_trusted: true,
+        host_tools: Vec::new(),
     };
     let loaded = load_permissions(&sources);
     let msgs: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
@@ -1481,6 +1489,7 @@ async fn each_flag_settings_file_anchors_its_own_rules() {
         ],
         inline: vec![],
         project_trusted: true,
+        host_tools: Vec::new(),
     };
     let loaded = load_permissions(&sources);
     assert!(!loaded.has_errors(), "{:?}", loaded.diagnostics);
@@ -1547,6 +1556,7 @@ async fn path_rules_match_decomposed_names_on_disk() {
         flag_settings: vec![],
         inline: vec![],
         project_trusted: true,
+        host_tools: Vec::new(),
     };
     let loaded = load_permissions(&sources);
     assert!(!loaded.has_errors(), "{:?}", loaded.diagnostics);
@@ -1605,6 +1615,7 @@ async fn the_trust_record_is_protected_where_its_link_leads() {
             flag_settings: vec![],
             inline: vec![],
             project_trusted: true,
+            host_tools: Vec::new(),
         };
         let loaded = load_permissions(&sources);
         let engine = loaded.engine();
@@ -1663,6 +1674,7 @@ async fn managed_settings_files_are_protected_before_they_exist() {
         flag_settings: vec![],
         inline: vec![],
         project_trusted: true,
+        host_tools: Vec::new(),
     };
     let loaded = load_permissions(&sources);
     let engine = loaded.engine();

@@ -640,6 +640,7 @@ async fn settings_file_directory_with_braces_is_literal() {
         flag_settings: vec![first.display().to_string(), last.display().to_string()],
         inline: vec![],
         project_trusted: true,
+        host_tools: Vec::new(),
     };
     let loaded = load_permissions(&sources);
     assert!(!loaded.has_errors(), "{:?}", loaded.diagnostics);

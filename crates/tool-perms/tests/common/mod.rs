@@ -272,6 +272,7 @@ pub fn sources(fx: &Fixture, project_dir: PathBuf, trusted: bool) -> SettingsSou
         flag_settings: vec![],
         inline: vec![],
         project_trusted: trusted,
+        host_tools: Vec::new(),
     }
 }
 

@@ -5611,12 +5611,16 @@ fn expansion_readings(text: &str) -> Option<Vec<String>> {
         let expansion: Option<(usize, Vec<String>)> = match c {
             '$' => {
                 let after = &rest[1..];
+                // One that does not close takes the rest, which may then be empty (and no
+                // later one is looked for again: linear, however many there are).
                 if let Some(inner) = after.strip_prefix('{') {
-                    inner
-                        .find('}')
-                        .map(|end| (end + 3, braced_readings(&inner[..end])))
+                    Some(match inner.find('}') {
+                        Some(end) => (end + 3, braced_readings(&inner[..end])),
+                        None => (rest.len(), vec![String::new()]),
+                    })
                 } else if after.starts_with('(') {
-                    substitution_rest(rest).map(|r| (rest.len() - r.len(), vec![String::new()]))
+                    let len = substitution_rest(rest).map_or(rest.len(), |r| rest.len() - r.len());
+                    Some((len, vec![String::new()]))
                 } else {
                     let ident = after
                         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -5627,7 +5631,10 @@ fn expansion_readings(text: &str) -> Option<Vec<String>> {
                         .then(|| (1 + ident.max(usize::from(special)), vec![String::new()]))
                 }
             }
-            '`' => substitution_rest(rest).map(|r| (rest.len() - r.len(), vec![String::new()])),
+            '`' => {
+                let len = substitution_rest(rest).map_or(rest.len(), |r| rest.len() - r.len());
+                Some((len, vec![String::new()]))
+            }
             _ => None,
         };
         match expansion {
@@ -5781,21 +5788,8 @@ fn line_variable<'a>(raw: &'a str, analysis: &Analysis) -> Option<&'a str> {
 /// What follows the command substitution `text` starts with (`$(…)` or `` `…` ``), when it
 /// starts with one.
 fn substitution_rest(text: &str) -> Option<&str> {
-    if let Some(inner) = text.strip_prefix("$(") {
-        let mut depth = 1usize;
-        for (i, c) in inner.char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Some(&inner[i + 1..]);
-                    }
-                }
-                _ => {}
-            }
-        }
-        return None;
+    if let Some(parens) = text.strip_prefix('$').filter(|t| t.starts_with('(')) {
+        return crate::bash::values::balanced_parens(parens).map(|len| &parens[len..]);
     }
     let inner = text.strip_prefix('`')?;
     inner.find('`').map(|end| &inner[end + 1..])

@@ -241,11 +241,7 @@ pub(crate) fn dirs_in_existing_form<'a>(root: &Path, glob: &'a str) -> Cow<'a, s
         None => ("", body),
     };
     let parts: Vec<&str> = rest.split('/').collect();
-    let fixed = parts
-        .iter()
-        .position(|p| p.contains(GLOB_CHARS) || p.contains('\\'))
-        .unwrap_or(parts.len())
-        .min(parts.len() - 1);
+    let fixed = fixed_part_count(&parts);
     let dir = parts[..fixed].join("/");
     match fsutil::existing_form_below(root, &dir) {
         Some(found) => Cow::Owned(format!("{bang}{lead}{found}/{}", parts[fixed..].join("/"))),
@@ -889,12 +885,18 @@ fn fixed_dirs(pattern: &str) -> PathBuf {
         return PathBuf::new();
     }
     let parts: Vec<&str> = pattern.trim_start_matches('/').split('/').collect();
-    let fixed = parts
+    let fixed = fixed_part_count(&parts);
+    parts[..fixed].iter().filter(|p| !p.is_empty()).collect()
+}
+
+/// How many of a pattern's `/`-separated `parts` are fixed directories: those before the
+/// first with a glob character or an escape, never the last (a name, not a directory).
+fn fixed_part_count(parts: &[&str]) -> usize {
+    parts
         .iter()
         .position(|p| p.contains(GLOB_CHARS) || p.contains('\\'))
         .unwrap_or(parts.len())
-        .min(parts.len() - 1);
-    parts[..fixed].iter().filter(|p| !p.is_empty()).collect()
+        .min(parts.len().saturating_sub(1))
 }
 
 /// The result from what `found` holds (all of it, or what a walk stopped by its time limit

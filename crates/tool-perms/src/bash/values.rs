@@ -14,6 +14,10 @@ use std::collections::BTreeMap;
 
 use super::parse::{Analysis, SimpleCommand};
 
+/// At most this many of a line's variables have their values looked for
+/// ([`plain_values`]): each is a scan of the line.
+const MAX_NAMES: usize = 64;
+
 /// At most this many words are made from one operand (the product of its variables'
 /// values): past it the operand stays computed.
 const MAX_SUBSTITUTED: usize = 64;
@@ -114,6 +118,10 @@ pub(crate) fn plain_values(text: &str, analysis: &Analysis) -> BTreeMap<String, 
         if !tried.insert(name) || !is_plain_name(name) {
             continue;
         }
+        // Each is a scan of the text: a line of more names than this knows none past them.
+        if tried.len() > MAX_NAMES {
+            break;
+        }
         if let Some(values) = values_in(text, name) {
             known.insert(name.to_owned(), values);
         }
@@ -207,7 +215,7 @@ pub(crate) fn plain_word(raw: &str) -> Option<(String, bool)> {
 
 /// The length of the parenthesised text `text` starts with (`(pwd)/x` is 5), `None` when
 /// it does not close.
-fn balanced_parens(text: &str) -> Option<usize> {
+pub(crate) fn balanced_parens(text: &str) -> Option<usize> {
     let mut depth = 0usize;
     for (i, c) in text.char_indices() {
         match c {

@@ -121,11 +121,11 @@ fn broken_hooks_in_settings_given_on_the_command_line_stop_the_run() {
         );
         assert!(!root.join("ran").exists(), "{hooks}");
     }
-    // What is not run by design (docs/hooks.md) is reported and does not stop the run: a
-    // handler type this layer does not run, a malformed `if`.
+    // A handler type this layer does not run is reported and does not stop the run (it is
+    // not run by design, docs/hooks.md); a guard whose `if` cannot be read, given here,
+    // would never run: it stops the run, as the other broken guards do.
     let hooks = json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "prompt", "prompt": "is this safe?"},
-        {"type": "command", "command": "exit 2", "if": "Bash(touch *"},
     ]}]});
     let settings = json!({"hooks": hooks}).to_string();
     let out = bash(
@@ -136,10 +136,24 @@ fn broken_hooks_in_settings_given_on_the_command_line_stop_the_run() {
     let err = text(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(root.join("ran").exists(), "{err}");
+    assert!(err.contains("not supported by"), "{err}");
+    std::fs::remove_file(root.join("ran")).unwrap();
+    let hooks = json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "exit 2", "if": "Bash(touch *"},
+    ]}]});
+    let settings = json!({"hooks": hooks}).to_string();
+    let out = bash(
+        &root,
+        &format!("exec \"$TW\" run --json --mode bypassPermissions --settings '{settings}' -"),
+        &format!("{call}\n"),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("not supported by") && err.contains("never runs"),
+        err.contains("bad --settings") && err.contains("not a valid permission rule"),
         "{err}"
     );
+    assert!(!root.join("ran").exists(), "{err}");
 }
 
 /// An untrusted folder whose settings set only an `env` says that it was not applied; one
@@ -195,19 +209,15 @@ fn an_untrusted_folders_env_is_reported_as_ignored() {
 }
 
 /// What docs/hooks.md says is skipped by design in any settings (a handler type this tool
-/// layer does not run, a malformed `if`) is a notice in `--settings` too, not a stop.
+/// layer does not run) is a notice in `--settings` too, not a stop. (A malformed `if` of a
+/// guard given there stops the run: see the test above.)
 #[test]
 fn hooks_skipped_by_design_in_settings_are_notices() {
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let call = json!({"type": "tool_use", "id": "t1", "name": "Bash",
         "input": {"command": "echo ran"}});
-    for hooks in [
-        json!({"Stop": [{"hooks": [{"type": "prompt", "prompt": "check"}]}]}),
-        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
-            {"type": "command", "command": "exit 2", "if": "Bash(("}
-        ]}]}),
-    ] {
+    for hooks in [json!({"Stop": [{"hooks": [{"type": "prompt", "prompt": "check"}]}]})] {
         let settings = json!({"hooks": hooks}).to_string();
         let out = bash(
             &root,

@@ -10,8 +10,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tool_core::RuleSource;
 
-use crate::http::{UrlRefusal, url_refusal};
-use crate::matcher::{Matcher, if_rule_problem, stray_whitespace_warning};
+use crate::http::{UrlRefusal, url_problem, url_refusal};
+use crate::matcher::{Matcher, if_rule_problem, if_tool_name_problem, stray_whitespace_warning};
 use crate::native::{NativeHook, NativeHookError};
 use crate::output::{HookOutput, HookSpecificOutput, PermissionRequestDecision};
 
@@ -213,6 +213,9 @@ pub struct HookHandler {
     /// the hook runs for every call its matcher selects, as an `if` matched by failing open
     /// (it may refuse the call, never approve it); on other events it never runs.
     pub(crate) if_unreadable: bool,
+    /// Where its `if` is configured (`FILE (hooks.PreToolUse[0].hooks[1].if)`), for what is
+    /// said about it when a call comes; `None` for a hook added in code.
+    pub(crate) if_place: Option<String>,
 }
 
 impl HookHandler {
@@ -242,6 +245,7 @@ impl HookHandler {
             path: None,
             dedupe_key,
             if_unreadable: false,
+            if_place: None,
         }
     }
 
@@ -298,13 +302,17 @@ pub struct Diagnostic {
     pub path: Option<PathBuf>,
     /// Where in the file (`hooks.PreToolUse[0].hooks[1]`).
     pub location: String,
-    /// What is wrong.
+    /// What is wrong, then (for most) what the loader did about it.
     pub message: String,
+    /// The end of `message` the loader added to say what it did about the problem
+    /// (`; group skipped: ...`), recorded when added, so that
+    /// [`Diagnostic::stopping_the_command`] cuts that and nothing quoted from the settings;
+    /// empty when there is none.
+    pub(crate) tail: String,
 }
 
-/// What the loader adds after a problem to say what it did about it, as loading goes on.
-/// Each tail starts with one of [`TAIL_MARKS`] and holds none after its start, so that
-/// [`Diagnostic::stopping_the_command`] can cut it off.
+/// What the loader adds after a problem to say what it did about it, as loading goes on
+/// (recorded as the diagnostic's tail, which [`Diagnostic::stopping_the_command`] cuts).
 const GROUP_SKIPPED: &str = "; group skipped";
 const HANDLER_SKIPPED: &str = "; handler skipped";
 const SKIPPED: &str = "; skipped";
@@ -314,55 +322,82 @@ const EMPTY_URL_LIST: &str = "; read as an empty list: no http hook runs";
 /// The tail of a wrong-typed `httpHookAllowedEnvVars` in a load that goes on.
 const EMPTY_ENV_LIST: &str =
     "; read as an empty list: no environment variable is expanded in http hook headers";
-/// How every tail of a load that goes on starts.
-const TAIL_MARKS: &[&str] = &[
-    GROUP_SKIPPED,
-    HANDLER_SKIPPED,
-    SKIPPED,
-    IGNORED,
-    "; read as ",
-];
+/// The tail of an `if` that matches no call (no valid permission rule, or a tool name no
+/// tool has): its hook never runs.
+const NEVER_RUNS: &str = "; the hook never runs";
 
 /// Events whose hooks guard a call (they can refuse it): a handler or group of theirs that
 /// cannot be run as written refuses the calls it would see instead of being dropped.
 const GUARD_EVENTS: &[&str] = &["PreToolUse", "PermissionRequest"];
 
 impl Diagnostic {
-    /// The diagnostic as an error that stops the command (a hook `--settings` gives that
-    /// cannot be read): what is wrong and where, without the `; group skipped`,
-    /// `; handler skipped`, `; skipped`, `; ignored` or `; read as ...` of a load that goes
-    /// on without that part (or reads it another way).
-    pub fn stopping_the_command(&self) -> String {
-        // The tail comes after anything quoted from the settings, so its mark is the last.
-        let cut = TAIL_MARKS
-            .iter()
-            .filter_map(|mark| self.message.rfind(mark))
-            .max();
-        let message = cut.map_or(self.message.as_str(), |at| &self.message[..at]);
+    /// A diagnostic of `kind` at `location` of the settings file `path` (of level
+    /// `source`): `problem`, then `tail`, what the loader did about it (empty for none).
+    pub(crate) fn new(
+        kind: DiagnosticKind,
+        source: Option<RuleSource>,
+        path: Option<PathBuf>,
+        location: impl Into<String>,
+        problem: impl Into<String>,
+        tail: impl Into<String>,
+    ) -> Self {
+        let tail = tail.into();
+        let mut message = problem.into();
+        message.push_str(&tail);
         Self {
-            message: message.to_owned(),
-            ..self.clone()
+            kind,
+            source,
+            path,
+            location: location.into(),
+            message,
+            tail,
         }
-        .to_string()
     }
 
-    /// Where the problem is: the file (or the inline value) and the JSON location.
-    fn place(&self) -> String {
-        let mut place = match (&self.path, self.source) {
-            (Some(p), _) => p.display().to_string(),
-            // Inline JSON given on the command line is named by its flag.
-            (None, Some(RuleSource::FlagSettings)) => "--settings".to_owned(),
-            (None, Some(s)) => match serde_json::to_value(s) {
-                Ok(Value::String(name)) => format!("inline {name} value"),
-                _ => format!("inline {s:?} value"),
-            },
-            (None, None) => "settings".to_owned(),
+    /// The diagnostic as an error that stops the command (a hook `--settings` gives that
+    /// cannot be read): what is wrong and where, without the `; group skipped`,
+    /// `; handler skipped`, `; skipped`, `; ignored`, `; read as ...` or `; the hook never
+    /// runs` of a load that goes on without that part (or reads it another way). Only the
+    /// tail the loader added is cut: a value quoted from the settings that reads like one
+    /// (`"x; skipped"`) is kept whole.
+    pub fn stopping_the_command(&self) -> String {
+        let message = match self.message.strip_suffix(self.tail.as_str()) {
+            Some(problem) if !self.tail.is_empty() => problem,
+            _ => self.message.as_str(),
         };
-        if !self.location.is_empty() {
-            place.push_str(&format!(" ({})", self.location));
-        }
-        place
+        format!("{}: {message}", self.place())
     }
+
+    /// Whether it says that a hook never runs because its `if` matches no call (a rule that
+    /// is no valid permission rule, a tool name no tool has).
+    pub(crate) fn never_runs(&self) -> bool {
+        self.tail == NEVER_RUNS
+    }
+
+    /// Where the problem is: the file (or the inline value) and the JSON location, their
+    /// hidden characters escaped ([`tool_core::escape_hidden`]: an event name or a file
+    /// name holding a line break prints no line of its own).
+    fn place(&self) -> String {
+        place(self.path.as_ref(), self.source, &self.location)
+    }
+}
+
+/// Where a diagnostic's problem is (see [`Diagnostic::place`]).
+fn place(path: Option<&PathBuf>, source: Option<RuleSource>, location: &str) -> String {
+    let mut place = match (path, source) {
+        (Some(p), _) => tool_core::escape_hidden(&p.display().to_string()),
+        // Inline JSON given on the command line is named by its flag.
+        (None, Some(RuleSource::FlagSettings)) => "--settings".to_owned(),
+        (None, Some(s)) => match serde_json::to_value(s) {
+            Ok(Value::String(name)) => format!("inline {name} value"),
+            _ => format!("inline {s:?} value"),
+        },
+        (None, None) => "settings".to_owned(),
+    };
+    if !location.is_empty() {
+        place.push_str(&format!(" ({})", tool_core::escape_hidden(location)));
+    }
+    place
 }
 
 impl fmt::Display for Diagnostic {
@@ -471,12 +506,13 @@ const UNSUPPORTED_TYPES: &[&str] = &["prompt", "agent", "mcp_tool"];
 /// says (the problem, then how the field was read).
 struct FieldNote {
     field: &'static str,
-    message: String,
+    problem: String,
+    tail: String,
 }
 
 /// Why a handler is not configured as written.
 enum Unread {
-    /// A handler type this tool layer does not run, by design (the message says so).
+    /// A handler type this tool layer does not run, by design (the problem says so).
     Unsupported(String),
     /// It cannot be run as written: what is wrong (what it would run, or how, is unknown).
     Invalid(String),
@@ -513,8 +549,9 @@ fn parse_handler(
             }
             notes.push(FieldNote {
                 field: "if",
-                message: format!(
-                    "{problem}{IGNORED}: the hook runs for every call its matcher selects, and may refuse one but never approve it"
+                problem,
+                tail: format!(
+                    "{IGNORED}: the hook runs for every call its matcher selects, and may refuse one but never approve it"
                 ),
             });
             (None, true)
@@ -527,8 +564,9 @@ fn parse_handler(
             Err(problem) => {
                 notes.push(FieldNote {
                     field: "timeout",
-                    message: format!(
-                        "{problem}{IGNORED}: the hook runs with the default timeout ({} s)",
+                    problem,
+                    tail: format!(
+                        "{IGNORED}: the hook runs with the default timeout ({} s)",
                         default_timeout(event).as_secs()
                     ),
                 });
@@ -544,10 +582,12 @@ fn parse_handler(
         Some(other) => {
             notes.push(FieldNote {
                 field: "onFailure",
-                message: format!(
-                    "`onFailure` must be \"continue\" or \"block\", got {}; read as \"block\": a failure of the hook blocks, as exit code 2 does",
+                problem: format!(
+                    "`onFailure` must be \"continue\" or \"block\", got {}",
                     tool_core::shown_setting(other)
                 ),
+                tail: "; read as \"block\": a failure of the hook blocks, as exit code 2 does"
+                    .to_owned(),
             });
             OnFailure::Block
         }
@@ -557,7 +597,8 @@ fn parse_handler(
         Err(problem) => {
             notes.push(FieldNote {
                 field: "statusMessage",
-                message: format!("{problem}{IGNORED}: the hook runs without a status message"),
+                problem,
+                tail: format!("{IGNORED}: the hook runs without a status message"),
             });
             None
         }
@@ -599,6 +640,7 @@ fn parse_handler(
             path: path.cloned(),
             dedupe_key,
             if_unreadable,
+            if_place: None,
         },
         notes,
     ))
@@ -626,7 +668,7 @@ fn handler_kind(
         "command" => command_kind(obj, notes).map_err(Unread::Invalid),
         "http" => http_kind(obj).map_err(Unread::Invalid),
         _ if UNSUPPORTED_TYPES.contains(&ty) => Err(Unread::Unsupported(format!(
-            "hook type {ty:?} is not supported by Toolwright's tool layer{HANDLER_SKIPPED}"
+            "hook type {ty:?} is not supported by Toolwright's tool layer"
         ))),
         other => Err(Unread::Invalid(format!("unknown hook type {other:?}"))),
     }
@@ -677,10 +719,12 @@ fn command_kind(
         Some(other) => {
             notes.push(FieldNote {
                 field: key,
-                message: format!(
-                    "`{key}` must be a boolean, got {}; read as false: the hook runs in the foreground and its answer counts",
+                problem: format!(
+                    "`{key}` must be a boolean, got {}",
                     tool_core::shown_setting(other)
                 ),
+                tail: "; read as false: the hook runs in the foreground and its answer counts"
+                    .to_owned(),
             });
             false
         }
@@ -700,6 +744,11 @@ fn command_kind(
 
 fn http_kind(obj: &Map<String, Value>) -> Result<HandlerKind, String> {
     let url = opt_string(obj, "url")?.ok_or("an http hook needs a `url` string")?;
+    // Checked here, not when a call comes: a guard whose request cannot even be built
+    // refuses the calls it would see, as any guard that cannot be run as written.
+    if let Some(problem) = url_problem(&url) {
+        return Err(problem);
+    }
     let headers = match obj.get("headers") {
         None | Some(Value::Null) => BTreeMap::new(),
         Some(Value::Object(h)) => h
@@ -813,6 +862,397 @@ fn unrunnable(
     handler
 }
 
+/// Reads one settings file's `hooks` into a configuration ([`HooksConfig::from_settings`]),
+/// reporting each problem with what was done about it.
+struct FileLoader<'a> {
+    file: &'a SettingsFile,
+    /// Why no hook of this file runs (`disableAllHooks`, `allowManagedHooksOnly`), when none
+    /// does: then nothing of it is configured, what cannot be run refuses nothing, and the
+    /// warnings say why instead.
+    off: Option<&'static str>,
+    url_allow: Option<&'a [String]>,
+    env_allow: Option<&'a [String]>,
+    config: &'a mut HooksConfig,
+    diags: &'a mut Vec<Diagnostic>,
+}
+
+impl FileLoader<'_> {
+    /// A diagnostic of this file: `problem` at `location`, then `tail`.
+    fn diag(
+        &self,
+        kind: DiagnosticKind,
+        location: &str,
+        problem: impl Into<String>,
+        tail: impl Into<String>,
+    ) -> Diagnostic {
+        Diagnostic::new(
+            kind,
+            Some(self.file.source),
+            self.file.path.clone(),
+            location,
+            problem,
+            tail,
+        )
+    }
+
+    /// Reports `problem` at `location` of this file, then `tail`.
+    fn report(
+        &mut self,
+        kind: DiagnosticKind,
+        location: &str,
+        problem: impl Into<String>,
+        tail: impl Into<String>,
+    ) {
+        let d = self.diag(kind, location, problem, tail);
+        self.diags.push(d);
+    }
+
+    /// What a part that will not run adds to its tail when no hook of this file runs anyway.
+    fn off_note(&self) -> String {
+        self.off.map(|why| format!(" ({why})")).unwrap_or_default()
+    }
+
+    /// Adds a matcher group of `event`, unless no hook of this file runs or it has none.
+    fn add_group(
+        &mut self,
+        event: &str,
+        pattern: Option<String>,
+        matcher: Matcher,
+        hooks: Vec<HookHandler>,
+    ) {
+        if self.off.is_some() || hooks.is_empty() {
+            return;
+        }
+        self.config
+            .events
+            .entry(event.to_owned())
+            .or_default()
+            .push(MatcherGroup {
+                pattern,
+                matcher,
+                hooks,
+            });
+    }
+
+    fn load(&mut self) {
+        let Some(hooks) = self.file.value.get("hooks") else {
+            return;
+        };
+        let Some(events) = hooks.as_object() else {
+            if !hooks.is_null() {
+                self.report(
+                    DiagnosticKind::Invalid,
+                    "hooks",
+                    format!(
+                        "must be an object of event names, got {}",
+                        tool_core::shown_setting(hooks)
+                    ),
+                    format!("{SKIPPED}: no hook of this file runs"),
+                );
+            }
+            return;
+        };
+        for (event, groups) in events {
+            let loc = format!("hooks.{event}");
+            if !HOOK_EVENTS.contains(&event.as_str()) {
+                self.report(
+                    DiagnosticKind::Invalid,
+                    &loc,
+                    format!("unknown hook event {event:?}"),
+                    SKIPPED,
+                );
+                continue;
+            }
+            let Some(groups) = groups.as_array() else {
+                self.report(
+                    DiagnosticKind::Invalid,
+                    &loc,
+                    format!(
+                        "must be an array of matcher groups, got {}",
+                        tool_core::shown_setting(groups)
+                    ),
+                    format!("{SKIPPED}: no {event} hook of this file runs"),
+                );
+                continue;
+            };
+            for (gi, group) in groups.iter().enumerate() {
+                self.load_group(event, &format!("{loc}[{gi}]"), group);
+            }
+        }
+    }
+
+    fn load_group(&mut self, event: &str, loc: &str, group: &Value) {
+        let Some(gobj) = group.as_object() else {
+            self.report(
+                DiagnosticKind::Invalid,
+                loc,
+                format!(
+                    "a matcher group must be an object, got {}",
+                    tool_core::shown_setting(group)
+                ),
+                GROUP_SKIPPED,
+            );
+            return;
+        };
+        let hooks = gobj.get("hooks");
+        let matcher_loc = format!("{loc}.matcher");
+        let pattern = match gobj.get("matcher") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => {
+                let problem = format!(
+                    "`matcher` must be a string, got {}",
+                    tool_core::shown_setting(other)
+                );
+                self.unreadable_matcher(event, &matcher_loc, problem, hooks);
+                return;
+            }
+        };
+        let matcher = if NO_MATCHER_EVENTS.contains(&event) {
+            Matcher::All
+        } else {
+            match Matcher::parse_for_event(event, pattern.as_deref()) {
+                Ok(m) => {
+                    if let Some(warning) = pattern
+                        .as_deref()
+                        .and_then(|p| stray_whitespace_warning(p, &m))
+                    {
+                        self.report(DiagnosticKind::Warning, &matcher_loc, warning, "");
+                    }
+                    m
+                }
+                Err(e) => {
+                    self.unreadable_matcher(event, &matcher_loc, e.to_string(), hooks);
+                    return;
+                }
+            }
+        };
+        let Some(handlers) = hooks.and_then(Value::as_array) else {
+            self.unreadable_hooks(event, loc, pattern, matcher, hooks);
+            return;
+        };
+        let mut parsed = Vec::new();
+        for (hi, h) in handlers.iter().enumerate() {
+            parsed.extend(self.load_handler(event, &format!("{loc}.hooks[{hi}]"), h));
+        }
+        self.add_group(event, pattern, matcher, parsed);
+    }
+
+    /// A group whose `matcher` (at `location`) cannot be read: which calls its hooks would
+    /// see is unknown. On PreToolUse and PermissionRequest its hooks refuse every call (each
+    /// within its `if`, when that is a rule), as [`Unrunnable`] guards with a matcher that
+    /// selects every tool: dropping them would let through what they guard. Elsewhere, or
+    /// when it has no hook that decides (none, or only `async` ones), it is skipped.
+    fn unreadable_matcher(
+        &mut self,
+        event: &str,
+        location: &str,
+        problem: String,
+        hooks: Option<&Value>,
+    ) {
+        let mut refusing: Vec<HookHandler> = Vec::new();
+        if GUARD_EVENTS.contains(&event) && self.off.is_none() {
+            let deciding: Vec<&Value> = match hooks {
+                None => Vec::new(),
+                Some(Value::Array(items)) => items.iter().collect(),
+                Some(other) => vec![other],
+            }
+            .into_iter()
+            .filter(|h| !declared_async(h))
+            .collect();
+            let place = place(self.file.path.as_ref(), Some(self.file.source), location);
+            let refuse = |value: Option<&Value>| {
+                unrunnable(
+                    value,
+                    place.clone(),
+                    problem.clone(),
+                    self.file.source,
+                    self.file.path.as_ref(),
+                )
+            };
+            // A hook without an `if` rule would see every call: one refusal covers them all.
+            // Otherwise one refusal per `if` rule.
+            let rule = |h: &Value| h.get("if").and_then(Value::as_str).map(str::to_owned);
+            if deciding.iter().any(|h| rule(h).is_none()) {
+                refusing.push(refuse(None));
+            } else {
+                let mut seen = Vec::new();
+                for h in deciding {
+                    if let Some(r) = rule(h)
+                        && !seen.contains(&r)
+                    {
+                        refusing.push(refuse(Some(h)));
+                        seen.push(r);
+                    }
+                }
+            }
+        }
+        let tail = if refusing.is_empty() {
+            format!("{GROUP_SKIPPED}{}", self.off_note())
+        } else {
+            let within = if refusing.iter().all(|h| h.if_condition.is_some()) {
+                " that their `if` selects"
+            } else {
+                ""
+            };
+            format!(
+                "{GROUP_SKIPPED}: its hooks will not run, and since which calls they would see is unknown, every call{within} is refused until it is fixed"
+            )
+        };
+        self.report(DiagnosticKind::Invalid, location, problem, tail);
+        self.add_group(event, None, Matcher::All, refusing);
+    }
+
+    /// A group whose `hooks` is no array. With none at all it has nothing to run: reported
+    /// and skipped. Something else (`null`, one handler not in an array) cannot be run as
+    /// written: on PreToolUse and PermissionRequest it stays as an [`Unrunnable`] guard that
+    /// refuses the calls its matcher selects; elsewhere it is skipped.
+    fn unreadable_hooks(
+        &mut self,
+        event: &str,
+        loc: &str,
+        pattern: Option<String>,
+        matcher: Matcher,
+        hooks: Option<&Value>,
+    ) {
+        let location = format!("{loc}.hooks");
+        let Some(given) = hooks else {
+            self.report(
+                DiagnosticKind::Invalid,
+                &location,
+                "a matcher group needs a `hooks` array, and has none",
+                format!("{GROUP_SKIPPED}: it has no hook to run"),
+            );
+            return;
+        };
+        let problem = format!(
+            "a matcher group needs a `hooks` array, got {}",
+            tool_core::shown_setting(given)
+        );
+        let refuses = GUARD_EVENTS.contains(&event) && self.off.is_none() && !declared_async(given);
+        let consequence = if refuses {
+            ": its hooks will not run, and the calls its matcher selects are refused until it is fixed".to_owned()
+        } else {
+            format!(": its hooks will not run{}", self.off_note())
+        };
+        let d = self.diag(
+            DiagnosticKind::Invalid,
+            &location,
+            problem.clone(),
+            format!("{GROUP_SKIPPED}{consequence}"),
+        );
+        if refuses {
+            let hook = unrunnable(
+                None,
+                d.place(),
+                problem,
+                self.file.source,
+                self.file.path.as_ref(),
+            );
+            self.add_group(event, pattern, matcher, vec![hook]);
+        }
+        self.diags.push(d);
+    }
+
+    /// One handler at `loc`: what runs, or, for one that cannot be run as written on
+    /// PreToolUse and PermissionRequest, an [`Unrunnable`] guard in its place.
+    fn load_handler(&mut self, event: &str, loc: &str, h: &Value) -> Option<HookHandler> {
+        let mut handler = match parse_handler(h, event, self.file.source, self.file.path.as_ref()) {
+            Ok((handler, notes)) => {
+                for note in notes {
+                    self.report(
+                        DiagnosticKind::Invalid,
+                        &format!("{loc}.{}", note.field),
+                        note.problem,
+                        note.tail,
+                    );
+                }
+                handler
+            }
+            Err(Unread::Unsupported(problem)) => {
+                self.report(DiagnosticKind::NotRun, loc, problem, HANDLER_SKIPPED);
+                return None;
+            }
+            Err(Unread::Invalid(problem)) => {
+                // An `async` hook decides nothing: nothing to refuse for it.
+                let refuses =
+                    GUARD_EVENTS.contains(&event) && self.off.is_none() && !declared_async(h);
+                let consequence = if refuses {
+                    ": the hook will not run, and the calls it would see are refused until it is fixed".to_owned()
+                } else {
+                    format!(": the hook will not run{}", self.off_note())
+                };
+                let d = self.diag(
+                    DiagnosticKind::Invalid,
+                    loc,
+                    problem.clone(),
+                    format!("{HANDLER_SKIPPED}{consequence}"),
+                );
+                let refusal = refuses.then(|| {
+                    unrunnable(
+                        Some(h),
+                        d.place(),
+                        problem,
+                        self.file.source,
+                        self.file.path.as_ref(),
+                    )
+                });
+                self.diags.push(d);
+                return refusal;
+            }
+        };
+        if let Some(rule) = handler.if_condition.clone() {
+            let if_loc = format!("{loc}.if");
+            // An `if` that matches no call never runs its hook (as in Claude Code): said
+            // here, once, rather than found out by a hook that never fires. The handler
+            // stays: that is what was configured. Given by `--settings`, it stops the
+            // command ([`LoadedHooks::command_line_errors`](crate::LoadedHooks::command_line_errors)).
+            let never = if_rule_problem(&rule)
+                .map(|problem| format!("is not a valid permission rule ({problem})"))
+                .or_else(|| {
+                    TOOL_EVENTS
+                        .contains(&event)
+                        .then(|| if_tool_name_problem(&rule))
+                        .flatten()
+                });
+            if let Some(problem) = never {
+                self.report(
+                    DiagnosticKind::NotRun,
+                    &if_loc,
+                    format!("the {event} hook's `if` condition {rule:?} {problem}"),
+                    NEVER_RUNS,
+                );
+            }
+            handler.if_place = Some(place(
+                self.file.path.as_ref(),
+                Some(self.file.source),
+                &if_loc,
+            ));
+        }
+        if let HandlerKind::Http(http) = &mut handler.kind {
+            if let Some(allowed) = self.url_allow
+                && let Some(refusal) = url_refusal(allowed, &http.url)
+            {
+                let url = shown_url(&http.url);
+                let why = match refusal {
+                    UrlRefusal::NotAllowed => {
+                        format!("http hook URL {url:?} is not in allowedHttpHookUrls")
+                    }
+                    UrlRefusal::UserInfo => format!(
+                        "http hook URL {url:?} has user info, which allowedHttpHookUrls never allows"
+                    ),
+                };
+                self.report(DiagnosticKind::NotRun, loc, why, SKIPPED);
+                return None;
+            }
+            if let Some(allowed) = self.env_allow {
+                http.allowed_env_vars.retain(|v| allowed.contains(v));
+            }
+        }
+        Some(handler)
+    }
+}
+
 impl HooksConfig {
     /// An empty configuration: no hooks run.
     pub fn new() -> Self {
@@ -835,40 +1275,38 @@ impl HooksConfig {
         let mut disable: Option<(bool, RuleSource)> = None;
         let mut managed_only = false;
         for f in &ordered {
+            let diag = |kind, location: &str, problem: String| {
+                Diagnostic::new(
+                    kind,
+                    Some(f.source),
+                    f.path.clone(),
+                    location,
+                    problem,
+                    IGNORED,
+                )
+            };
             match f.value.get("disableAllHooks") {
                 None | Some(Value::Null) => {}
                 Some(Value::Bool(b)) => disable = Some((*b, f.source)),
-                Some(other) => diags.push(Diagnostic {
-                    kind: DiagnosticKind::Invalid,
-                    source: Some(f.source),
-                    path: f.path.clone(),
-                    location: "disableAllHooks".into(),
-                    message: format!(
-                        "must be a boolean, got {}{IGNORED}",
-                        tool_core::shown_setting(other)
-                    ),
-                }),
+                Some(other) => diags.push(diag(
+                    DiagnosticKind::Invalid,
+                    "disableAllHooks",
+                    format!("must be a boolean, got {}", tool_core::shown_setting(other)),
+                )),
             }
             if let Some(v) = f.value.get("allowManagedHooksOnly") {
                 match (v, f.source) {
                     (Value::Bool(b), RuleSource::PolicySettings) => managed_only |= *b,
-                    (Value::Bool(_), _) => diags.push(Diagnostic {
-                        kind: DiagnosticKind::NotRun,
-                        source: Some(f.source),
-                        path: f.path.clone(),
-                        location: "allowManagedHooksOnly".into(),
-                        message: format!("only honoured in managed settings{IGNORED}"),
-                    }),
-                    (other, _) => diags.push(Diagnostic {
-                        kind: DiagnosticKind::Invalid,
-                        source: Some(f.source),
-                        path: f.path.clone(),
-                        location: "allowManagedHooksOnly".into(),
-                        message: format!(
-                            "must be a boolean, got {}{IGNORED}",
-                            tool_core::shown_setting(other)
-                        ),
-                    }),
+                    (Value::Bool(_), _) => diags.push(diag(
+                        DiagnosticKind::NotRun,
+                        "allowManagedHooksOnly",
+                        "only honoured in managed settings".to_owned(),
+                    )),
+                    (other, _) => diags.push(diag(
+                        DiagnosticKind::Invalid,
+                        "allowManagedHooksOnly",
+                        format!("must be a boolean, got {}", tool_core::shown_setting(other)),
+                    )),
                 }
             }
         }
@@ -881,6 +1319,16 @@ impl HooksConfig {
                 ("allowedHttpHookUrls", &mut url_allow),
                 ("httpHookAllowedEnvVars", &mut env_allow),
             ] {
+                let diag = |problem: String, tail: &str| {
+                    Diagnostic::new(
+                        DiagnosticKind::Invalid,
+                        Some(f.source),
+                        f.path.clone(),
+                        key,
+                        problem,
+                        tail,
+                    )
+                };
                 match f.value.get(key) {
                     None | Some(Value::Null) => {}
                     Some(Value::Array(items)) => {
@@ -889,16 +1337,13 @@ impl HooksConfig {
                             match item.as_str() {
                                 Some(s) => list.push(s.to_owned()),
                                 // Skipped, the list restricts the more for it.
-                                None => diags.push(Diagnostic {
-                                    kind: DiagnosticKind::Invalid,
-                                    source: Some(f.source),
-                                    path: f.path.clone(),
-                                    location: key.into(),
-                                    message: format!(
-                                        "item {i} must be a string, got {}; skipped",
+                                None => diags.push(diag(
+                                    format!(
+                                        "item {i} must be a string, got {}",
                                         tool_core::shown_setting(item)
                                     ),
-                                }),
+                                    SKIPPED,
+                                )),
                             }
                         }
                     }
@@ -913,16 +1358,13 @@ impl HooksConfig {
                         } else {
                             EMPTY_ENV_LIST
                         };
-                        diags.push(Diagnostic {
-                            kind: DiagnosticKind::Invalid,
-                            source: Some(f.source),
-                            path: f.path.clone(),
-                            location: key.into(),
-                            message: format!(
-                                "must be an array of strings, got {}{tail}",
+                        diags.push(diag(
+                            format!(
+                                "must be an array of strings, got {}",
                                 tool_core::shown_setting(other)
                             ),
-                        });
+                            tail,
+                        ));
                     }
                 }
             }
@@ -938,236 +1380,26 @@ impl HooksConfig {
             managed_only,
             ..Self::default()
         };
-        for f in ordered {
-            let managed = f.source == RuleSource::PolicySettings;
-            let skip = if managed {
+        for file in ordered {
+            let off = if file.source == RuleSource::PolicySettings {
                 disable_managed
+                    .then_some("disableAllHooks is set in managed settings: no hook runs")
+            } else if disable_others {
+                Some("disableAllHooks is set: no hook of this file runs")
+            } else if managed_only {
+                Some("allowManagedHooksOnly is set in managed settings: only managed hooks run")
             } else {
-                disable_others || managed_only
+                None
             };
-            let Some(hooks) = f.value.get("hooks") else {
-                continue;
-            };
-            let diag = |location: String, message: String| Diagnostic {
-                kind: DiagnosticKind::Invalid,
-                source: Some(f.source),
-                path: f.path.clone(),
-                location,
-                message,
-            };
-            let Some(events) = hooks.as_object() else {
-                if !hooks.is_null() {
-                    diags.push(diag(
-                        "hooks".into(),
-                        format!(
-                            "must be an object of event names, got {}{SKIPPED}: no hook of this file runs",
-                            tool_core::shown_setting(hooks)
-                        ),
-                    ));
-                }
-                continue;
-            };
-            for (event, groups) in events {
-                if !HOOK_EVENTS.contains(&event.as_str()) {
-                    diags.push(diag(
-                        format!("hooks.{event}"),
-                        format!("unknown hook event {event:?}{SKIPPED}"),
-                    ));
-                    continue;
-                }
-                let Some(groups) = groups.as_array() else {
-                    diags.push(diag(
-                        format!("hooks.{event}"),
-                        format!(
-                            "must be an array of matcher groups, got {}{SKIPPED}: no {event} hook of this file runs",
-                            tool_core::shown_setting(groups)
-                        ),
-                    ));
-                    continue;
-                };
-                for (gi, group) in groups.iter().enumerate() {
-                    let loc = format!("hooks.{event}[{gi}]");
-                    let Some(gobj) = group.as_object() else {
-                        diags.push(diag(
-                            loc,
-                            format!(
-                                "a matcher group must be an object, got {}{GROUP_SKIPPED}",
-                                tool_core::shown_setting(group)
-                            ),
-                        ));
-                        continue;
-                    };
-                    let pattern = match gobj.get("matcher") {
-                        None | Some(Value::Null) => None,
-                        Some(Value::String(s)) => Some(s.clone()),
-                        Some(other) => {
-                            diags.push(diag(
-                                format!("{loc}.matcher"),
-                                format!(
-                                    "must be a string, got {}{GROUP_SKIPPED}",
-                                    tool_core::shown_setting(other)
-                                ),
-                            ));
-                            continue;
-                        }
-                    };
-                    let matcher = if NO_MATCHER_EVENTS.contains(&event.as_str()) {
-                        Matcher::All
-                    } else {
-                        match Matcher::parse_for_event(event, pattern.as_deref()) {
-                            Ok(m) => {
-                                if let Some(warning) = pattern
-                                    .as_deref()
-                                    .and_then(|p| stray_whitespace_warning(p, &m))
-                                {
-                                    diags.push(Diagnostic {
-                                        kind: DiagnosticKind::Warning,
-                                        ..diag(format!("{loc}.matcher"), warning)
-                                    });
-                                }
-                                m
-                            }
-                            Err(e) => {
-                                diags.push(diag(
-                                    format!("{loc}.matcher"),
-                                    format!("{e}{GROUP_SKIPPED}"),
-                                ));
-                                continue;
-                            }
-                        }
-                    };
-                    // What the loader does with a handler or group that cannot be run as
-                    // written: on PreToolUse and PermissionRequest it stays in its place
-                    // and refuses the calls it would see (see `Unrunnable`); elsewhere it
-                    // is skipped.
-                    let guards = GUARD_EVENTS.contains(&event.as_str());
-                    let Some(handlers) = gobj.get("hooks").and_then(Value::as_array) else {
-                        let problem = match gobj.get("hooks") {
-                            None => {
-                                "a matcher group needs a `hooks` array, and has none".to_owned()
-                            }
-                            Some(other) => format!(
-                                "a matcher group needs a `hooks` array, got {}",
-                                tool_core::shown_setting(other)
-                            ),
-                        };
-                        let location = format!("{loc}.hooks");
-                        let consequence = if guards {
-                            ": its hooks will not run, and the calls its matcher selects are refused until it is fixed"
-                        } else {
-                            ": its hooks will not run"
-                        };
-                        let d = diag(location, format!("{problem}{GROUP_SKIPPED}{consequence}"));
-                        if guards && !skip {
-                            let hook =
-                                unrunnable(None, d.place(), problem, f.source, f.path.as_ref());
-                            config
-                                .events
-                                .entry(event.clone())
-                                .or_default()
-                                .push(MatcherGroup {
-                                    pattern,
-                                    matcher,
-                                    hooks: vec![hook],
-                                });
-                        }
-                        diags.push(d);
-                        continue;
-                    };
-                    let mut parsed = Vec::new();
-                    for (hi, h) in handlers.iter().enumerate() {
-                        match parse_handler(h, event, f.source, f.path.as_ref()) {
-                            Ok((mut handler, notes)) => {
-                                for note in notes {
-                                    diags.push(diag(
-                                        format!("{loc}.hooks[{hi}].{}", note.field),
-                                        note.message,
-                                    ));
-                                }
-                                // A malformed `if` never runs (as in Claude Code); said
-                                // here, once, rather than found out by a hook that never
-                                // fires. The handler stays: that is what was configured.
-                                if let Some(rule) = &handler.if_condition
-                                    && let Some(problem) = if_rule_problem(rule)
-                                {
-                                    diags.push(Diagnostic {
-                                        kind: DiagnosticKind::NotRun,
-                                        ..diag(
-                                            format!("{loc}.hooks[{hi}].if"),
-                                            format!(
-                                                "the {event} hook's `if` condition {rule:?} is not a valid permission rule ({problem}); the hook never runs"
-                                            ),
-                                        )
-                                    });
-                                }
-                                if let HandlerKind::Http(http) = &mut handler.kind {
-                                    if let Some(allowed) = &url_allow
-                                        && let Some(refusal) = url_refusal(allowed, &http.url)
-                                    {
-                                        let url = shown_url(&http.url);
-                                        let why = match refusal {
-                                            UrlRefusal::NotAllowed => format!(
-                                                "http hook URL {url:?} is not in allowedHttpHookUrls{SKIPPED}"
-                                            ),
-                                            UrlRefusal::UserInfo => format!(
-                                                "http hook URL {url:?} has user info, which allowedHttpHookUrls never allows{SKIPPED}"
-                                            ),
-                                        };
-                                        diags.push(Diagnostic {
-                                            kind: DiagnosticKind::NotRun,
-                                            ..diag(format!("{loc}.hooks[{hi}]"), why)
-                                        });
-                                        continue;
-                                    }
-                                    if let Some(allowed) = &env_allow {
-                                        http.allowed_env_vars.retain(|v| allowed.contains(v));
-                                    }
-                                }
-                                parsed.push(handler);
-                            }
-                            Err(Unread::Unsupported(msg)) => diags.push(Diagnostic {
-                                kind: DiagnosticKind::NotRun,
-                                ..diag(format!("{loc}.hooks[{hi}]"), msg)
-                            }),
-                            Err(Unread::Invalid(problem)) => {
-                                // An `async` hook decides nothing: nothing to refuse for it.
-                                let refuses = guards && !declared_async(h);
-                                let consequence = if refuses {
-                                    ": the hook will not run, and the calls it would see are refused until it is fixed"
-                                } else {
-                                    ": the hook will not run"
-                                };
-                                let d = diag(
-                                    format!("{loc}.hooks[{hi}]"),
-                                    format!("{problem}{HANDLER_SKIPPED}{consequence}"),
-                                );
-                                if refuses {
-                                    parsed.push(unrunnable(
-                                        Some(h),
-                                        d.place(),
-                                        problem,
-                                        f.source,
-                                        f.path.as_ref(),
-                                    ));
-                                }
-                                diags.push(d);
-                            }
-                        }
-                    }
-                    if skip || parsed.is_empty() {
-                        continue;
-                    }
-                    config
-                        .events
-                        .entry(event.clone())
-                        .or_default()
-                        .push(MatcherGroup {
-                            pattern,
-                            matcher,
-                            hooks: parsed,
-                        });
-                }
+            FileLoader {
+                file,
+                off,
+                url_allow: url_allow.as_deref(),
+                env_allow: env_allow.as_deref(),
+                config: &mut config,
+                diags: &mut diags,
             }
+            .load();
         }
         (config, diags)
     }
@@ -1374,14 +1606,18 @@ mod tests {
             }}),
         );
         let (c, diags) = HooksConfig::from_settings(&[bad]);
-        // What is left: the handler without `command`, as a guard that refuses the Bash
-        // calls it would see, and the one whose `timeout` is ignored.
+        // What is left: the group whose matcher is no regex, as a guard that refuses every
+        // call, the handler without `command`, as a guard that refuses the Bash calls it
+        // would see, and the one whose `timeout` is ignored.
         let left = c.matching("PreToolUse", Some("Bash"));
-        assert_eq!(left.len(), 2, "{left:?}");
+        assert_eq!(left.len(), 3, "{left:?}");
         assert!(matches!(&left[0].kind, HandlerKind::Native(n)
+            if n.name() == "/ProjectSettings.json (hooks.PreToolUse[0].matcher)"));
+        assert!(matches!(&left[1].kind, HandlerKind::Native(n)
             if n.name() == "/ProjectSettings.json (hooks.PreToolUse[1].hooks[0])"));
-        assert_eq!(cmd(left[1]), "ok");
-        assert_eq!(left[1].timeout, None);
+        assert_eq!(cmd(left[2]), "ok");
+        assert_eq!(left[2].timeout, None);
+        assert_eq!(c.matching("PreToolUse", Some("Read")).len(), 1);
         assert!(c.groups("PostToolUse").is_empty());
         let text: Vec<String> = diags.iter().map(ToString::to_string).collect();
         assert_eq!(diags.len(), 7, "{text:#?}");

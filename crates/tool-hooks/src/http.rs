@@ -25,6 +25,32 @@ pub(crate) fn build_client() -> Result<reqwest::Client, reqwest::Error> {
         .build()
 }
 
+/// What makes `url` no URL an http hook can POST to, or `None` for one it can: it must
+/// parse as a URL, with the scheme `http` or `https` and a host. The problem names the URL
+/// as diagnostics show it ([`shown_url`]: credentials redacted); text that does not parse
+/// is not quoted (it may hold a secret that redaction cannot find), only why it does not.
+pub(crate) fn url_problem(url: &str) -> Option<String> {
+    const NEEDS: &str = "an http hook's `url` must be an http:// or https:// URL with a host";
+    if url.trim().is_empty() {
+        return Some(format!("{NEEDS}, got an empty string"));
+    }
+    let parsed = match reqwest::Url::parse(url) {
+        Ok(parsed) => parsed,
+        Err(e) => return Some(format!("{NEEDS}, got text that is no URL ({e})")),
+    };
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Some(format!(
+            "{NEEDS}, got {:?}, whose scheme is {:?}",
+            shown_url(url),
+            parsed.scheme()
+        ));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Some(format!("{NEEDS}, got {:?}, which has none", shown_url(url)));
+    }
+    None
+}
+
 /// Why `allowedHttpHookUrls` keeps out an http hook's URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum UrlRefusal {

@@ -248,6 +248,73 @@ pub fn if_rule_problem(rule: &str) -> Option<&'static str> {
     tool_core::rule_syntax_problem(rule)
 }
 
+/// The tool name of a permission rule, read as tool-perms' lenient parse reads it: what
+/// comes before the first unescaped `(` when the rule ends with its closing `)`, else the
+/// whole rule.
+fn rule_tool_name(rule: &str) -> &str {
+    let bytes = rule.as_bytes();
+    let open =
+        (0..bytes.len()).find(|&i| bytes[i] == b'(' && !tool_core::rule_char_is_escaped(bytes, i));
+    let close = (0..bytes.len())
+        .rev()
+        .find(|&i| bytes[i] == b')' && !tool_core::rule_char_is_escaped(bytes, i));
+    match (open, close) {
+        (Some(o), Some(c)) if c == bytes.len() - 1 && c > o && o > 0 => &rule[..o],
+        _ => rule,
+    }
+}
+
+/// What makes the tool an `if` rule (a valid one: see [`if_rule_problem`]) names one no
+/// tool can have, so that the hook never runs; `None` when some tool may have it. Without a
+/// list of tool names (tool-core has none), only what no name can be is told: a character
+/// other than ASCII letters, digits, `_` and `-` (the names the Messages API takes: a `*`
+/// is no wildcard there, as an `if` names one tool exactly), and `mcp__SERVER` without a
+/// tool (MCP tools are `mcp__SERVER__TOOL`). A misspelt name (`Bsah`) is not told here;
+/// one that differs from a call's tool only in case is, when the call comes
+/// ([`if_names_in_other_case`]).
+pub(crate) fn if_tool_name_problem(rule: &str) -> Option<String> {
+    let name = rule_tool_name(rule);
+    let shown = tool_core::escape_hidden(name);
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-')))
+    {
+        return Some(format!(
+            "names the tool `{shown}`, and no tool's name has {c:?}: an `if` names one tool exactly, with no wildcard (the group's matcher selects several tools), so it matches no call"
+        ));
+    }
+    if let Some(rest) = name.strip_prefix("mcp__")
+        && rest
+            .split_once("__")
+            .is_none_or(|(server, tool)| server.is_empty() || tool.is_empty())
+    {
+        return Some(format!(
+            "names `{shown}`, which is no MCP tool (those are named `mcp__SERVER__TOOL`; the group's matcher selects a server's tools, `mcp__SERVER__.*`), so it matches no call"
+        ));
+    }
+    None
+}
+
+/// The tool name of `rule` when it differs from the tool `tool_name` (or one of its legacy
+/// names) only in case, as `bash(touch *)` does from `Bash`: such an `if` never matches
+/// that tool's calls, since names are matched with their case. `None` when it names the tool
+/// as it is, or another tool.
+pub(crate) fn if_names_in_other_case<'a>(rule: &'a str, tool_name: &str) -> Option<&'a str> {
+    let name = rule_tool_name(rule);
+    let current = tool_core::normalize_tool_name(tool_name);
+    let (mut exact, mut other_case) = (false, false);
+    let mut check = |n: &str| {
+        exact |= n == name || n == tool_core::normalize_tool_name(name);
+        other_case |= n.eq_ignore_ascii_case(name);
+    };
+    check(tool_name);
+    check(current);
+    for legacy in tool_core::legacy_tool_names(current) {
+        check(legacy);
+    }
+    (other_case && !exact).then_some(name)
+}
+
 /// A small built-in [`RuleMatcher`] used when the host supplies none.
 ///
 /// It understands `Tool`, `Tool(*)` and `Tool(glob)` where the glob (`*` = any run of

@@ -1,6 +1,7 @@
 //! [`HookRunner`]: runs the matching hooks of an event in parallel and aggregates their
 //! results into typed outcomes.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -13,7 +14,7 @@ use tool_core::{PermissionUpdate, ToolUseContext};
 use crate::config::{
     HandlerKind, HookHandler, HooksConfig, OnFailure, TOOL_EVENTS, default_timeout,
 };
-use crate::matcher::{BasicRuleMatcher, IfMatch, RuleMatcher};
+use crate::matcher::{BasicRuleMatcher, IfMatch, RuleMatcher, if_names_in_other_case};
 use crate::outcome::{
     AsyncHookResult, CommonOutcome, EventOutcome, HookMessage, HookRunReport,
     PermissionDeniedOutcome, PermissionRequestOutcome, PermissionRequestVerdict,
@@ -132,6 +133,9 @@ struct Inner {
     /// descriptors say, is tried again by the next http hook).
     http_client: Arc<OnceLock<reqwest::Client>>,
     lifetime: Arc<Lifetime>,
+    /// The hooks (and the tools) of which it was said that their `if` names the tool in
+    /// another case ([`if_names_in_other_case`]): said once per runner, not at every call.
+    case_slips_said: Arc<Mutex<HashSet<String>>>,
 }
 
 /// Runs hooks. Cheap to clone (one `Arc`), `Send + Sync`. [`HookRunner::none`] runs nothing
@@ -300,6 +304,7 @@ impl HookRunner {
                 async_tasks: tokio_util::task::TaskTracker::new(),
                 http_client: Arc::default(),
                 lifetime: Arc::default(),
+                case_slips_said: Arc::default(),
             })),
         }
     }
@@ -318,6 +323,7 @@ impl HookRunner {
                     async_tasks: shared.async_tasks.clone(),
                     http_client: shared.http_client.clone(),
                     lifetime: shared.lifetime.clone(),
+                    case_slips_said: shared.case_slips_said.clone(),
                 },
             };
             f(&mut owned);
@@ -510,6 +516,9 @@ impl HookRunner {
             );
         }
         let is_tool_event = TOOL_EVENTS.contains(&event);
+        // What is said of hooks that do not run because their `if` names the call's tool in
+        // another case.
+        let mut slips: Vec<HookResult> = Vec::new();
         // Each handler that runs, and whether its `if` matched only by failing open.
         let handlers: Vec<(&HookHandler, bool)> = inner
             .config
@@ -529,7 +538,10 @@ impl HookRunner {
                     {
                         IfMatch::Exact => Some((h, false)),
                         IfMatch::FailOpen => Some((h, true)),
-                        IfMatch::No => None,
+                        IfMatch::No => {
+                            slips.extend(Self::case_slip(inner, h, rule, &call.tool_name));
+                            None
+                        }
                     }
                 }
                 // `if` on a non-tool event: the handler never runs.
@@ -537,7 +549,7 @@ impl HookRunner {
             })
             .collect();
         if handlers.is_empty() {
-            return (Vec::new(), false);
+            return (slips, false);
         }
         let input = Value::Object(input);
         let bytes: Arc<[u8]> = serde_json::to_vec(&input).unwrap_or_default().into();
@@ -571,9 +583,41 @@ impl HookRunner {
             r.fail_open = fail_open;
             r
         });
-        let results = futures::future::join_all(futs).await;
+        let mut results = futures::future::join_all(futs).await;
         let cancelled = cancel.is_cancelled() && results.iter().any(|r| r.cancelled);
+        results.extend(slips);
         (results, cancelled)
+    }
+
+    /// What to say, once per runner, of hook `h` that does not run for a call of `tool`
+    /// because its `if` (`rule`) names that tool in another case (`bash(touch *)` for
+    /// Bash): a non-blocking error naming the hook, the rule and where it is configured.
+    /// tool-hooks has no list of tool names to tell it by when the hooks are loaded, so it
+    /// is told when such a call comes.
+    fn case_slip(inner: &Inner, h: &HookHandler, rule: &str, tool: &str) -> Option<HookResult> {
+        let named = if_names_in_other_case(rule, tool)?;
+        let key = format!("{}\u{0}{tool}", h.dedupe_key);
+        let first = inner
+            .case_slips_said
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key);
+        if !first {
+            return None;
+        }
+        let place = h
+            .if_place
+            .as_deref()
+            .map(|p| format!(" ({p})"))
+            .unwrap_or_default();
+        let mut r = HookResult::new(h.display_name());
+        r.errors.push(format!(
+            "the hook's `if` condition {rule:?}{place} names the tool `{}`, and this call's tool is `{}`: tool names are matched with their case, so the hook does not run for calls of `{}` (said once)",
+            tool_core::escape_hidden(named),
+            tool_core::escape_hidden(tool),
+            tool_core::escape_hidden(tool),
+        ));
+        Some(r)
     }
 
     fn spawn_async(&self, inner: &Arc<Inner>, job: &Job<'_>, handler: &HookHandler) {

@@ -81,21 +81,24 @@ pub struct LoadedHooks {
 impl LoadedHooks {
     /// The problems in hooks the command line gave (`--settings` files or JSON) that leave
     /// a hook or a group of them unread: an invalid entry, where running on without it
-    /// (a PreToolUse guard) would fail open, so a host stops the command instead; and an
-    /// `allowedHttpHookUrls` or `httpHookAllowedEnvVars` of the wrong type (a restriction
-    /// that was given and cannot be read as written). Worded as
-    /// such ([`Diagnostic::stopping_the_command`]): without the `; group skipped` of a load
-    /// that goes on. What is not run by design ([`DiagnosticKind::NotRun`]) is not among
-    /// them, nor a file that cannot be read as JSON (the permission settings loader reports
-    /// that one).
+    /// (a PreToolUse guard) would fail open, so a host stops the command instead; an `if`
+    /// that matches no call (no valid permission rule, or a tool name no tool has), whose
+    /// hook would never run, for the same reason; and an `allowedHttpHookUrls` or
+    /// `httpHookAllowedEnvVars` of the wrong type (a restriction that was given and cannot
+    /// be read as written). Worded as such ([`Diagnostic::stopping_the_command`]): without
+    /// the `; group skipped` of a load that goes on. What else is not run by design
+    /// ([`DiagnosticKind::NotRun`]: a handler type this layer does not run, a URL
+    /// `allowedHttpHookUrls` keeps out) is not among them, nor a file that cannot be read as
+    /// JSON (the permission settings loader reports that one).
     pub fn command_line_errors(&self) -> Vec<String> {
         self.diagnostics
             .iter()
             .filter(|d| {
                 d.source == Some(RuleSource::FlagSettings)
-                    && d.kind == DiagnosticKind::Invalid
-                    && (d.location.starts_with("hooks")
-                        || RESTRICTIONS.contains(&d.location.as_str()))
+                    && ((d.kind == DiagnosticKind::Invalid
+                        && (d.location.starts_with("hooks")
+                            || RESTRICTIONS.contains(&d.location.as_str())))
+                        || d.never_runs())
             })
             .map(Diagnostic::stopping_the_command)
             .collect()
@@ -118,13 +121,14 @@ fn read_file(
         Ok((t, _)) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
         Err(e) => {
-            diags.push(Diagnostic {
-                kind: DiagnosticKind::Invalid,
-                source: Some(source),
-                path: Some(path.to_path_buf()),
-                location: String::new(),
-                message: format!("cannot read settings file: {e}"),
-            });
+            diags.push(Diagnostic::new(
+                DiagnosticKind::Invalid,
+                Some(source),
+                Some(path.to_path_buf()),
+                "",
+                format!("cannot read settings file: {e}"),
+                "",
+            ));
             return;
         }
     };
@@ -160,23 +164,25 @@ fn parse_text(
             path,
             value,
         }),
-        Ok(other) => diags.push(Diagnostic {
-            kind: DiagnosticKind::Invalid,
-            source: Some(source),
+        Ok(other) => diags.push(Diagnostic::new(
+            DiagnosticKind::Invalid,
+            Some(source),
             path,
-            location: String::new(),
-            message: format!(
-                "settings must be a JSON object, got {}; {ignored}",
+            "",
+            format!(
+                "settings must be a JSON object, got {}",
                 crate::config_type_name(&other)
             ),
-        }),
-        Err(e) => diags.push(Diagnostic {
-            kind: DiagnosticKind::Invalid,
-            source: Some(source),
+            format!("; {ignored}"),
+        )),
+        Err(e) => diags.push(Diagnostic::new(
+            DiagnosticKind::Invalid,
+            Some(source),
             path,
-            location: String::new(),
-            message: format!("invalid JSON, {ignored}: {e}"),
-        }),
+            "",
+            format!("invalid JSON, {ignored}: {e}"),
+            "",
+        )),
     }
 }
 
@@ -185,13 +191,14 @@ fn parse_text(
 fn managed_drop_ins(managed_dir: &Path, diags: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
     let (paths, errors) = tool_core::managed_drop_ins(managed_dir);
     for e in errors {
-        diags.push(Diagnostic {
-            kind: DiagnosticKind::Invalid,
-            source: Some(RuleSource::PolicySettings),
-            path: Some(managed_dir.join("managed-settings.d")),
-            location: String::new(),
-            message: format!("cannot read the managed settings drop-in directory: {e}"),
-        });
+        diags.push(Diagnostic::new(
+            DiagnosticKind::Invalid,
+            Some(RuleSource::PolicySettings),
+            Some(managed_dir.join("managed-settings.d")),
+            "",
+            format!("cannot read the managed settings drop-in directory: {e}"),
+            "",
+        ));
     }
     paths
 }
@@ -222,13 +229,14 @@ pub fn load_hooks(paths: &SettingsPaths) -> LoadedHooks {
             if p.exists() {
                 read_file(&p, RuleSource::FlagSettings, &mut files, &mut diags);
             } else {
-                diags.push(Diagnostic {
-                    kind: DiagnosticKind::Invalid,
-                    source: Some(RuleSource::FlagSettings),
-                    path: Some(p),
-                    location: String::new(),
-                    message: "--settings file not found".into(),
-                });
+                diags.push(Diagnostic::new(
+                    DiagnosticKind::Invalid,
+                    Some(RuleSource::FlagSettings),
+                    Some(p),
+                    "",
+                    "--settings file not found",
+                    "",
+                ));
             }
         }
     }

@@ -426,3 +426,380 @@ async fn post_tool_use_failure_error_is_truncated_once() {
         );
     }
 }
+
+// ----- Review of the fixes above -----
+
+/// What `--settings` (inline JSON holding `hooks`) gives, loaded with nothing else.
+fn flag_settings(settings: Value) -> LoadedHooks {
+    load_hooks(&SettingsPaths {
+        flag_settings: vec![settings.to_string()],
+        ..SettingsPaths::default()
+    })
+}
+
+/// An http PreToolUse guard whose `url` cannot be used (empty, no URL, no scheme, a scheme
+/// other than http or https, no host) refused nothing: nothing was said at load, and at
+/// call time the request failed (`builder error`) as a non-blocking error, so the call ran.
+/// Such a URL is checked at load: the warning says what is wrong and that the calls the
+/// guard would see are refused, and they are; on another event the hook is skipped, and
+/// given by `--settings` it stops the command.
+#[tokio::test]
+async fn an_http_guard_whose_url_cannot_be_used_refuses_the_calls_it_would_see() {
+    let env = Env::new();
+    for url in [
+        "",
+        "not a url",
+        "localhost:8080/hook",
+        "ftp://127.0.0.1/x",
+        "http://",
+    ] {
+        let hooks = |event: &str| json!({event: [{"matcher": "Bash", "hooks": [{"type": "http", "url": url}]}]});
+        let loaded = user_settings(&env, hooks("PreToolUse"));
+        let diags = shown(&loaded);
+        assert_eq!(diags.len(), 1, "{url:?}: {diags:?}");
+        assert!(
+            diags[0].contains("(hooks.PreToolUse[0].hooks[0])")
+                && diags[0].contains("`url` must be an http:// or https:// URL with a host")
+                && diags[0].contains("refused"),
+            "{url:?}: {diags:?}"
+        );
+        let r = tool_hooks::HookRunner::new(loaded.config);
+        let out = r.run_pre_tool_use(&bash("echo hi"), &env.ctx()).await;
+        let decision = out
+            .decision
+            .unwrap_or_else(|| panic!("{url:?}: the call is not refused"));
+        assert_eq!(decision.behavior, PermissionDecision::Deny, "{url:?}");
+        assert!(
+            decision
+                .message
+                .contains("cannot be read, so the call is refused")
+                && decision.message.contains("`url` must be"),
+            "{url:?}: {}",
+            decision.message
+        );
+        assert!(out.common.errors.is_empty(), "{url:?}: {:?}", out.common);
+
+        let loaded = user_settings(&env, hooks("PostToolUse"));
+        let diags = shown(&loaded);
+        assert!(
+            diags.len() == 1 && diags[0].contains("`url` must be") && !diags[0].contains("refused"),
+            "{url:?}: {diags:?}"
+        );
+        assert!(loaded.config.is_empty(), "{url:?}");
+
+        let errors = flag_settings(json!({"hooks": hooks("PreToolUse")})).command_line_errors();
+        assert!(
+            errors.len() == 1
+                && errors[0].starts_with("--settings (hooks.PreToolUse[0].hooks[0]): ")
+                && errors[0].contains("`url` must be")
+                && !errors[0].contains("refused")
+                && !errors[0].contains("skipped"),
+            "{url:?}: {errors:?}"
+        );
+    }
+    // A usable URL is no problem.
+    let loaded = user_settings(
+        &env,
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "http", "url": "http://127.0.0.1:9/hook"},
+            {"type": "http", "url": "https://hooks.example.com/a?key=x"}
+        ]}]}),
+    );
+    assert!(loaded.diagnostics.is_empty(), "{:?}", shown(&loaded));
+}
+
+/// On PreToolUse and PermissionRequest, a group whose `matcher` cannot be read (not a
+/// string, not a valid regular expression) was skipped, its guard dropped, while a group
+/// with no `hooks` at all refused every call its matcher selected. Now the unreadable
+/// matcher's hooks refuse every call (which calls they would see is unknown), each within
+/// its `if` when that is a rule, and the warning says so; the hook itself never runs. A
+/// group with no `hooks` has nothing to run: it is reported and refuses nothing. On other
+/// events an unreadable matcher's group is skipped, as before.
+#[tokio::test]
+async fn a_guard_group_whose_matcher_cannot_be_read_refuses_every_call() {
+    let env = Env::new();
+    for (i, matcher) in [json!(5), json!("(bad"), json!(["Bash"])]
+        .into_iter()
+        .enumerate()
+    {
+        let marker = format!("m-matcher-{i}");
+        let group =
+            |event: &str| json!({event: [{"matcher": matcher, "hooks": [guard(&env, &marker)]}]});
+        let loaded = user_settings(&env, group("PreToolUse"));
+        let diags = shown(&loaded);
+        assert_eq!(diags.len(), 1, "{matcher}: {diags:?}");
+        assert!(
+            diags[0].contains("(hooks.PreToolUse[0].matcher)")
+                && diags[0].contains("; group skipped: its hooks will not run")
+                && diags[0].contains("every call")
+                && diags[0].contains("refused"),
+            "{matcher}: {diags:?}"
+        );
+        let r = tool_hooks::HookRunner::new(loaded.config);
+        for call in [bash("echo hi"), read("/tmp/x")] {
+            let out = r.run_pre_tool_use(&call, &env.ctx()).await;
+            let decision = out
+                .decision
+                .unwrap_or_else(|| panic!("{matcher}: {} is not refused", call.tool_name));
+            assert_eq!(decision.behavior, PermissionDecision::Deny, "{matcher}");
+            assert!(
+                decision
+                    .message
+                    .contains("cannot be read, so the call is refused")
+                    && decision.message.contains("matcher"),
+                "{matcher}: {}",
+                decision.message
+            );
+        }
+        let loaded = user_settings(&env, group("PermissionRequest"));
+        let r = tool_hooks::HookRunner::new(loaded.config);
+        let out = r
+            .run_permission_request(&read("/tmp/x"), &[], &env.ctx())
+            .await;
+        assert!(
+            matches!(&out.verdict, Some(PermissionRequestVerdict::Deny { message, .. })
+                if message.starts_with("Permission to use Read denied: [")),
+            "{matcher}: {:?}",
+            out.verdict
+        );
+        // Elsewhere the group is skipped and said to be.
+        let loaded = user_settings(&env, group("PostToolUse"));
+        let diags = shown(&loaded);
+        assert!(
+            diags.len() == 1
+                && diags[0].contains("; group skipped")
+                && !diags[0].contains("refused"),
+            "{matcher}: {diags:?}"
+        );
+        assert!(loaded.config.is_empty());
+        assert!(!env.path(&marker).exists(), "{matcher}: the guard ran");
+    }
+
+    // A handler's `if` still limits what it refuses; an `async` one refuses nothing.
+    let mut limited = guard(&env, "m-limited");
+    limited["if"] = json!("Bash(rm *)");
+    let loaded = user_settings(
+        &env,
+        json!({"PreToolUse": [{"matcher": "(", "hooks": [
+            limited,
+            {"type": "command", "command": "true", "async": true}
+        ]}]}),
+    );
+    let r = tool_hooks::HookRunner::new(loaded.config);
+    let out = r.run_pre_tool_use(&bash("echo hi"), &env.ctx()).await;
+    assert!(out.decision.is_none(), "{:?}", out.decision);
+    let out = r.run_pre_tool_use(&bash("rm -rf x"), &env.ctx()).await;
+    assert_eq!(
+        out.decision.map(|d| d.behavior),
+        Some(PermissionDecision::Deny)
+    );
+
+    // A group with no `hooks` has nothing to run: reported, and nothing is refused.
+    for event in ["PreToolUse", "PermissionRequest"] {
+        let loaded = user_settings(&env, json!({event: [{"matcher": "Bash"}]}));
+        let diags = shown(&loaded);
+        assert!(
+            diags.len() == 1
+                && diags[0].contains(&format!("(hooks.{event}[0].hooks)"))
+                && diags[0].contains("; group skipped")
+                && !diags[0].contains("refused"),
+            "{event}: {diags:?}"
+        );
+        assert!(loaded.config.is_empty(), "{event}");
+        let r = tool_hooks::HookRunner::new(loaded.config);
+        let out = r.run_pre_tool_use(&bash("echo hi"), &env.ctx()).await;
+        assert!(out.decision.is_none(), "{event}: {:?}", out.decision);
+        let out = r
+            .run_permission_request(&bash("echo hi"), &[], &env.ctx())
+            .await;
+        assert!(out.verdict.is_none(), "{event}: {:?}", out.verdict);
+    }
+}
+
+/// An `if` whose tool name no tool can have disabled its guard with no word: `*` (a
+/// wildcard: an `if` names one tool), `mcp__srv` (a server, not a tool), `mcp__srv__*`.
+/// Each is reported at load, naming the file and the `if`'s location. A tool name that
+/// differs from the call's tool only in case (`bash(touch *)` for a Bash call) is said when
+/// the call comes and the hook does not run for it (tool-hooks has no list of tool names
+/// to check it against at load), once per runner. Valid names are not reported.
+#[tokio::test]
+async fn an_if_that_can_name_no_tool_is_reported() {
+    let env = Env::new();
+    for rule in ["*", "mcp__srv", "mcp__srv__*", "mcp__srv__"] {
+        let mut h = guard(&env, "m-if");
+        h["if"] = json!(rule);
+        let loaded = user_settings(
+            &env,
+            json!({"PreToolUse": [{"matcher": "*", "hooks": [h]}]}),
+        );
+        let diags = shown(&loaded);
+        assert!(
+            diags.len() == 1
+                && diags[0].contains("settings.json (hooks.PreToolUse[0].hooks[0].if)")
+                && diags[0].contains(&format!("{rule:?}"))
+                && diags[0].contains("never runs"),
+            "{rule}: {diags:?}"
+        );
+    }
+    for rule in ["Bash(touch *)", "mcp__srv__tool", "Task", "Read(*.env)"] {
+        let mut h = guard(&env, "m-if");
+        h["if"] = json!(rule);
+        let loaded = user_settings(
+            &env,
+            json!({"PreToolUse": [{"matcher": "*", "hooks": [h]}]}),
+        );
+        assert!(
+            loaded.diagnostics.is_empty(),
+            "{rule}: {:?}",
+            shown(&loaded)
+        );
+    }
+
+    // The case slip, when the call comes.
+    let mut h = guard(&env, "m-case");
+    h["if"] = json!("bash(touch *)");
+    let loaded = user_settings(
+        &env,
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [h]}]}),
+    );
+    let r = tool_hooks::HookRunner::new(loaded.config);
+    let out = r.run_pre_tool_use(&bash("touch x"), &env.ctx()).await;
+    assert!(out.decision.is_none(), "{:?}", out.decision);
+    assert!(!env.path("m-case").exists());
+    let said: Vec<String> = out.common.errors.iter().map(ToString::to_string).collect();
+    assert!(
+        said.len() == 1
+            && said[0].contains("\"bash(touch *)\"")
+            && said[0].contains("`Bash`")
+            && said[0].contains("settings.json (hooks.PreToolUse[0].hooks[0].if)"),
+        "{said:?}"
+    );
+    let again = r.run_pre_tool_use(&bash("touch y"), &env.ctx()).await;
+    assert!(again.common.errors.is_empty(), "{:?}", again.common.errors);
+    // Said of no call whose tool the `if` does name.
+    let mut h = guard(&env, "m-case2");
+    h["if"] = json!("Bash(touch *)");
+    let loaded = user_settings(
+        &env,
+        json!({"PreToolUse": [{"matcher": "*", "hooks": [h]}]}),
+    );
+    let r = tool_hooks::HookRunner::new(loaded.config);
+    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    assert!(out.common.errors.is_empty(), "{:?}", out.common.errors);
+    let out = r.run_pre_tool_use(&read("/x"), &env.ctx()).await;
+    assert!(out.common.errors.is_empty(), "{:?}", out.common.errors);
+}
+
+/// An `if` that is no valid rule, given by `--settings`, only got a "never runs" note while
+/// the command went on without the guard it was given; it stops the command now, worded
+/// without that tail, as the other hook errors `--settings` gives. In a settings file it is
+/// still a note of a load that goes on.
+#[test]
+fn an_invalid_if_given_by_settings_stops_the_command() {
+    let env = Env::new();
+    let mut h = guard(&env, "m");
+    h["if"] = json!("Bash(touch *");
+    let hooks = json!({"PreToolUse": [{"matcher": "Bash", "hooks": [h]}]});
+    let errors = flag_settings(json!({"hooks": hooks})).command_line_errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with("--settings (hooks.PreToolUse[0].hooks[0].if): ")
+            && errors[0].contains("\"Bash(touch *\" is not a valid permission rule")
+            && !errors[0].contains("never runs"),
+        "{errors:?}"
+    );
+    let loaded = user_settings(&env, hooks);
+    assert!(loaded.command_line_errors().is_empty());
+    let diags = shown(&loaded);
+    assert!(
+        diags.len() == 1 && diags[0].ends_with("; the hook never runs"),
+        "{diags:?}"
+    );
+}
+
+/// `Diagnostic::stopping_the_command` cut at the last of the tails' marks anywhere in the
+/// message, so a value quoted from the settings holding one (`; skipped`) lost what came
+/// after it: a warning has no tail and kept only `the matcher "Bash`. The tail is recorded
+/// when it is added, and only it is cut.
+#[test]
+fn stopping_the_command_cuts_only_the_tail_the_loader_added() {
+    let env = Env::new();
+    let loaded = user_settings(
+        &env,
+        json!({"PreToolUse": [{"matcher": "Bash; skipped\n", "hooks": [{"type": "command", "command": "true"}]}]}),
+    );
+    assert_eq!(loaded.diagnostics.len(), 1, "{:?}", shown(&loaded));
+    let d = &loaded.diagnostics[0];
+    assert_eq!(d.stopping_the_command(), d.to_string());
+
+    let errors = flag_settings(
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "true", "if": "Bash(x; skipped"},
+            {"type": "x; ignored", "command": "true"},
+        ]}]}}),
+    )
+    .command_line_errors();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors[0].contains("\"Bash(x; skipped\" is not a valid permission rule ("),
+        "{errors:?}"
+    );
+    assert!(
+        errors[1].ends_with("unknown hook type \"x; ignored\""),
+        "{errors:?}"
+    );
+}
+
+/// An event name holding a line break was printed raw in the location of a diagnostic
+/// (`(hooks.Bad` and `Event): …` on two lines); it is escaped there as in the message.
+#[test]
+fn an_event_name_with_a_line_break_is_escaped_in_the_location() {
+    let env = Env::new();
+    let loaded = user_settings(&env, json!({"Bad\nEvent\u{200b}": []}));
+    let diags = shown(&loaded);
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert!(
+        !diags[0].contains('\n')
+            && !diags[0].contains('\u{200b}')
+            && diags[0].contains("(hooks.Bad\\nEvent\\u{200b}): "),
+        "{diags:?}"
+    );
+}
+
+/// With `disableAllHooks` (here from `--settings`), no hook of the user's file runs, so a
+/// broken guard there refuses nothing: its warning said "the calls it would see are refused
+/// until it is fixed", which was untrue. It says the hooks are off instead.
+#[tokio::test]
+async fn with_hooks_disabled_a_broken_guard_is_not_said_to_refuse() {
+    let env = Env::new();
+    let dir = env.path("user");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut broken = guard(&env, "m");
+    broken["shell"] = json!("zsh");
+    for hooks in [
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [broken.clone()]}]}),
+        json!({"PreToolUse": [{"matcher": "(", "hooks": [broken.clone()]}]}),
+        json!({"PermissionRequest": [{"matcher": "Bash", "hooks": {"type": "command"}}]}),
+    ] {
+        std::fs::write(
+            dir.join("settings.json"),
+            json!({"hooks": hooks}).to_string(),
+        )
+        .unwrap();
+        let loaded = load_hooks(&SettingsPaths {
+            user_config_dir: Some(dir.clone()),
+            flag_settings: vec![json!({"disableAllHooks": true}).to_string()],
+            ..SettingsPaths::default()
+        });
+        let diags = shown(&loaded);
+        assert!(
+            diags.len() == 1
+                && !diags[0].contains("refused")
+                && diags[0].contains("disableAllHooks"),
+            "{hooks}: {diags:?}"
+        );
+        let r = tool_hooks::HookRunner::new(loaded.config);
+        let out = r.run_pre_tool_use(&bash("echo hi"), &env.ctx()).await;
+        assert!(out.decision.is_none(), "{hooks}: {:?}", out.decision);
+    }
+}

@@ -368,8 +368,12 @@ fn command_line_errors_do_not_say_skipped() {
         .map(ToString::to_string)
         .collect();
     assert_eq!(ambient.len(), 2, "{ambient:?}");
+    // The group of a PreToolUse matcher that is no regex refuses every call until fixed,
+    // and says so after the "; group skipped".
     assert!(
-        ambient.iter().any(|d| d.ends_with("; group skipped")),
+        ambient
+            .iter()
+            .any(|d| d.contains("; group skipped: its hooks will not run")),
         "{ambient:?}"
     );
 }

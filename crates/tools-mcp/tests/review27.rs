@@ -7,8 +7,6 @@
 
 mod common;
 
-use std::io::BufRead as _;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{ChildGuard, call, tool};
@@ -92,24 +90,7 @@ server.serve_forever()
 
 /// Starts [`HTTP_SERVER`] in `mode` from `dir`. Returns the guard and its endpoint.
 fn start_http(dir: &std::path::Path, mode: &str) -> (ChildGuard, String) {
-    let script = dir.join("hh.py");
-    std::fs::write(&script, HTTP_SERVER).unwrap();
-    let mut child = Command::new("python3")
-        .arg(&script)
-        .arg(mode)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let guard = ChildGuard(child);
-    let mut port = String::new();
-    std::io::BufReader::new(stdout)
-        .read_line(&mut port)
-        .unwrap();
-    let port: u16 = port.trim().parse().expect("the server printed no port");
-    (guard, format!("http://127.0.0.1:{port}/mcp"))
+    common::start_python_http(dir, HTTP_SERVER, mode)
 }
 
 /// Calls `t` on an HTTP server in `mode` and returns the error, with how long it took.

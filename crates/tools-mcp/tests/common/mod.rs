@@ -163,3 +163,28 @@ pub fn recording_progress() -> (ProgressSender, Arc<Mutex<Vec<ToolProgress>>>) {
         seen,
     )
 }
+
+/// Starts the python HTTP MCP server `script` (which prints its port on its first line)
+/// from `dir` with the argument `mode`. Returns the guard and its endpoint.
+#[allow(dead_code)]
+pub fn start_python_http(dir: &std::path::Path, script: &str, mode: &str) -> (ChildGuard, String) {
+    use std::io::BufRead as _;
+    let path = dir.join("hh.py");
+    std::fs::write(&path, script).unwrap();
+    let mut child = std::process::Command::new("python3")
+        .arg(&path)
+        .arg(mode)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let guard = ChildGuard(child);
+    let mut port = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut port)
+        .unwrap();
+    let port: u16 = port.trim().parse().expect("the server printed no port");
+    (guard, format!("http://127.0.0.1:{port}/mcp"))
+}

@@ -217,18 +217,17 @@ fn hooks_skipped_by_design_in_settings_are_notices() {
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let call = json!({"type": "tool_use", "id": "t1", "name": "Bash",
         "input": {"command": "echo ran"}});
-    for hooks in [json!({"Stop": [{"hooks": [{"type": "prompt", "prompt": "check"}]}]})] {
-        let settings = json!({"hooks": hooks}).to_string();
-        let out = bash(
-            &root,
-            &format!("exec \"$TW\" run --json --mode bypassPermissions --settings '{settings}' -"),
-            &format!("{call}\n"),
-        );
-        assert!(out.status.success(), "{hooks}: {}", text(&out.stderr));
-        let message: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(message["content"][0]["content"], "ran", "{message}");
-        assert!(text(&out.stderr).contains("toolwright: "), "{hooks}");
-    }
+    let hooks = json!({"Stop": [{"hooks": [{"type": "prompt", "prompt": "check"}]}]});
+    let settings = json!({"hooks": hooks}).to_string();
+    let out = bash(
+        &root,
+        &format!("exec \"$TW\" run --json --mode bypassPermissions --settings '{settings}' -"),
+        &format!("{call}\n"),
+    );
+    assert!(out.status.success(), "{hooks}: {}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(message["content"][0]["content"], "ran", "{message}");
+    assert!(text(&out.stderr).contains("toolwright: "), "{hooks}");
 }
 
 /// A malformed rule is reported once, with its file (the settings loader and the engine

@@ -82,8 +82,8 @@ const ASSIGNING_BUILTINS: &[&str] = &[
 /// lists. Empty when the line may set variables out of sight (`read`, `eval`, `printf -v`,
 /// `declare`, arithmetic, `IFS`).
 ///
-/// The environment's value, which the variable holds before its first assignment, is not
-/// among the values: a caller checks that as it checks any variable.
+/// That the variable may be unset where a command runs (before its assignment, past a
+/// prefix assignment, outside a branch) is not among the values: [`substituted`] adds it.
 pub(crate) fn plain_values(text: &str, analysis: &Analysis) -> BTreeMap<String, Vec<String>> {
     let mut known = BTreeMap::new();
     // As bash reads it: a backslash-newline joins the lines (`d\<newline>=x` is `d=x`).

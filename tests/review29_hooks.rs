@@ -7,13 +7,15 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
 #[path = "support/model_api.rs"]
 mod model_api;
 use model_api::*;
+#[path = "support/terminal.rs"]
+mod terminal;
+use terminal::agent_on_terminal;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -225,85 +227,6 @@ fn post_tool_use_failure_gets_the_error_cut_once() {
     );
 }
 
-/// Single-quotes `s` for `sh -c`.
-fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
-/// Runs `toolwright agent <prompt>` in `dir` on a pseudo-terminal (util-linux `script`), as
-/// `tests/agent.rs` does: each `(question, answer)` types `answer` once the terminal has
-/// shown `question`.
-fn agent_on_terminal(dir: &Path, url: &str, prompt: &str, answers: &[(&str, &[u8])]) -> Output {
-    let command_line = format!(
-        "{} agent {}",
-        sh_quote(env!("CARGO_BIN_EXE_toolwright")),
-        sh_quote(prompt)
-    );
-    let mut child = Command::new("script")
-        .args(["-q", "-e", "-c", &command_line, "/dev/null"])
-        .current_dir(dir)
-        .env("ANTHROPIC_BASE_URL", url)
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env("CLAUDE_CONFIG_DIR", dir.join(".no-user-config"))
-        .env_remove("ENABLE_TOOL_SEARCH")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let screen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let mut pty_out = child.stdout.take().unwrap();
-    let reader = {
-        let screen = screen.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = std::io::Read::read(&mut pty_out, &mut buf) {
-                if n == 0 {
-                    break;
-                }
-                screen.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        })
-    };
-    for (question, answer) in answers {
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        loop {
-            let shown = String::from_utf8_lossy(&screen.lock().unwrap()).replace('\r', "");
-            if shown.contains(question) {
-                break;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "never asked {question:?}:\n{shown}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        stdin.write_all(answer).unwrap();
-        stdin.flush().unwrap();
-    }
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            break child.wait().unwrap();
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    reader.join().unwrap();
-    drop(stdin);
-    let mut err = Vec::new();
-    std::io::Read::read_to_end(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-    Output {
-        status,
-        stdout: std::mem::take(&mut *screen.lock().unwrap()),
-        stderr: err,
-    }
-}
-
 /// In `toolwright agent` on a terminal, the Notification hooks a permission question runs
 /// are told the user prompt the asking call works on (`prompt_id`, the one its PreToolUse
 /// hooks got), as docs/hooks.md says of every event once a prompt is being worked on. They
@@ -342,8 +265,8 @@ fn a_permission_notification_has_the_calls_prompt_id() {
         &url,
         "make the file",
         &[
-            ("Trust it [y/N]? ", b"n\n"),
-            ("Allow Bash? [y]es / [n]o / [a]lways", b"y\n"),
+            ("Trust it [y/N]? ", 1, b"n\n"),
+            ("Allow Bash? [y]es / [n]o / [a]lways", 1, b"y\n"),
         ],
     );
     let shown = text(&out.stdout).replace('\r', "");

@@ -80,11 +80,19 @@ pub(crate) fn read_pipes_once(values: &mut [String], flag: &str) -> Result<(), S
         if meta.is_file() || meta.is_dir() {
             continue;
         }
+        // What the flag gives, and what would be lost if it gave nothing.
+        let (what, lost) = if flag == "--mcp-config" {
+            ("the MCP configuration", "its servers")
+        } else {
+            ("the settings", "their rules")
+        };
         // Said of a value read from standard input: it may have been meant for the command.
         let stdin_note = if from_stdin {
-            ". It reads standard input: if that is also the command's input, give the settings another way (a file, inline JSON, <(...))"
+            format!(
+                ". It reads standard input: if that is also the command's input, give {what} another way (a file, inline JSON, <(...))"
+            )
         } else {
-            ""
+            String::new()
         };
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("{flag} {value}: cannot be read: {e}{stdin_note}"))?;
@@ -92,7 +100,7 @@ pub(crate) fn read_pipes_once(values: &mut [String], flag: &str) -> Result<(), S
         // rules would be lost without a word.
         if text.trim().is_empty() {
             return Err(format!(
-                "{flag} {value}: not a regular file, and it gave nothing (a pipe or device that gives no text is refused: a command that failed to write its settings would drop their rules unseen; give '{{}}' for none){stdin_note}"
+                "{flag} {value}: not a regular file, and it gave nothing (a pipe or device that gives no text is refused: a command that failed to write {what} would drop {lost} unseen; give '{{}}' for none){stdin_note}"
             ));
         }
         if !tool_core::is_inline_json(&text) {

@@ -2840,6 +2840,16 @@ fn a_file_as_cwd_an_empty_settings_pipe_and_escapes_in_warnings() {
         "{}",
         text(&out.stderr)
     );
+    // Read from standard input, the advice names what the flag gives: an `--mcp-config`
+    // is no settings (it said "give the settings another way").
+    let out = toolwright(&["tools", "--mcp-config", "/dev/stdin"], dir.path(), None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("give the MCP configuration another way")
+            && !text(&out.stderr).contains("settings"),
+        "{}",
+        text(&out.stderr)
+    );
     let rules = r#"{"permissions":{"allow":["Bash(evil:*)\u001b[2K\rwarning: none"]}}"#;
     let out = toolwright(
         &[

@@ -76,6 +76,9 @@ pub struct McpPolicy {
     /// in the order met: every server is blocked.
     deny_unreadable: Vec<Option<PathBuf>>,
     disabled_project_servers: BTreeSet<String>,
+    /// A `disabledMcpjsonServers` could not be read: which project servers the user
+    /// rejected is not known, so every one is left out.
+    disabled_project_servers_unreadable: bool,
     /// `managedMcpServers` entries with the file each came from.
     provided: BTreeMap<String, (Value, Option<PathBuf>)>,
     provided_rejected: Vec<Diagnostic>,
@@ -91,6 +94,10 @@ impl fmt::Debug for McpPolicy {
             .field("deny", &self.deny)
             .field("deny_unreadable", &self.deny_unreadable)
             .field("disabled_project_servers", &self.disabled_project_servers)
+            .field(
+                "disabled_project_servers_unreadable",
+                &self.disabled_project_servers_unreadable,
+            )
             .field("provided", &self.provided.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
@@ -185,17 +192,39 @@ impl McpPolicy {
             }
             self.deny.extend(deny.entries);
         }
-        if let Some(names) = settings.get("disabledMcpjsonServers") {
-            match names.as_array() {
-                Some(items) => self
-                    .disabled_project_servers
-                    .extend(items.iter().filter_map(Value::as_str).map(str::to_owned)),
-                None => diags.push(Diagnostic::warning(
+        match settings.get("disabledMcpjsonServers") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(items)) => {
+                for item in items {
+                    match item.as_str() {
+                        Some(name) => {
+                            self.disabled_project_servers.insert(name.to_owned());
+                        }
+                        None => diags.push(Diagnostic::warning(
+                            None,
+                            file,
+                            format!(
+                                "\"disabledMcpjsonServers\" holds {}, which is not a server \
+                                 name; it is ignored",
+                                tool_core::shown_setting(item)
+                            ),
+                        )),
+                    }
+                }
+            }
+            // The servers the user rejected are not known: none of the project's may run.
+            Some(other) => {
+                self.disabled_project_servers_unreadable = true;
+                diags.push(Diagnostic::error(
                     None,
                     file,
-                    "\"disabledMcpjsonServers\" must be an array of server names; it is ignored"
-                        .into(),
-                )),
+                    format!(
+                        "\"disabledMcpjsonServers\" must be an array of server names, not {}; \
+                         it cannot say which project servers were rejected, so every project \
+                         (.mcp.json) server is left out until it is fixed",
+                        tool_core::shown_setting(other)
+                    ),
+                ));
             }
         }
         match settings.get("allowManagedMcpServersOnly") {
@@ -270,9 +299,10 @@ impl McpPolicy {
         self
     }
 
-    /// Whether `name` is listed in `disabledMcpjsonServers`.
+    /// Whether `name` is listed in `disabledMcpjsonServers`, or a `disabledMcpjsonServers`
+    /// could not be read (then every project server is).
     pub fn is_project_server_disabled(&self, name: &str) -> bool {
-        self.disabled_project_servers.contains(name)
+        self.disabled_project_servers_unreadable || self.disabled_project_servers.contains(name)
     }
 
     /// Whether any allowlist or denylist is set (a policy with neither lets every server

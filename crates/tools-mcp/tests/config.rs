@@ -928,6 +928,41 @@ fn rejected_project_servers_are_left_out_before_scopes_merge() {
     );
 }
 
+/// A `disabledMcpjsonServers` that cannot be read cannot say which project servers the
+/// user rejected: every `.mcp.json` server is left out until it is fixed, and the error
+/// says so (it was "ignored", and the rejected server ran); an entry that is no name is
+/// named in a warning (it was dropped without a word). Servers of other scopes still run.
+#[test]
+fn an_unreadable_rejection_list_leaves_out_every_project_server() {
+    let s = Setup::new();
+    s.user_servers(json!({"user": {"command": "u"}}));
+    s.project_servers(json!({"github": {"command": "project-github"}, "proj": {"command": "p"}}));
+    for (value, shown) in [
+        (json!("github"), "\"github\""),
+        (json!({"github": true}), "an object"),
+    ] {
+        let (found, diags) = s.load(&[(false, json!({"disabledMcpjsonServers": value}))]);
+        assert_eq!(found, ["user"], "{value}");
+        assert!(
+            diags.iter().any(|d| d.severity == Severity::Error
+                && d.message
+                    .contains("\"disabledMcpjsonServers\" must be an array of server names")
+                && d.message.contains(shown)
+                && d.message
+                    .contains("every project (.mcp.json) server is left out")),
+            "{diags:?}"
+        );
+    }
+    let (found, diags) = s.load(&[(false, json!({"disabledMcpjsonServers": ["github", 7]}))]);
+    assert_eq!(found, ["proj", "user"]);
+    assert!(
+        diags
+            .iter()
+            .any(|d| d.message.contains("7") && d.message.contains("not a server name")),
+        "{diags:?}"
+    );
+}
+
 #[test]
 fn an_unusable_url_entry_still_binds_remote_servers_to_urls() {
     let s = Setup::new();

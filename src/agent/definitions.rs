@@ -171,6 +171,26 @@ impl AgentDefinition {
             None if front.value("tools").is_some() => Some(Vec::new()),
             None => None,
         };
+        let disallowed_tools = front.list("disallowedTools").unwrap_or_default();
+        // A tool's name in another case (`bash`) names no tool: said, with the one meant.
+        for (field, list, after) in [
+            ("tools", tools.as_deref().unwrap_or_default(), ""),
+            (
+                "disallowedTools",
+                &disallowed_tools[..],
+                " It is kept out all the same",
+            ),
+        ] {
+            for entry in list {
+                let written = tool_name_of(entry);
+                let known = known_spelling(written);
+                if known != written {
+                    warnings.push(format!(
+                        "{field} names `{written}`, which is no tool (names are case-sensitive): `{known}` is meant?{after}"
+                    ));
+                }
+            }
+        }
         Ok(Self {
             name,
             // Written by Claude Code's `/agents` on one line, with `\n` for its line breaks,
@@ -181,7 +201,7 @@ impl AgentDefinition {
                 .trim()
                 .replace("\\n", "\n"),
             tools,
-            disallowed_tools: front.list("disallowedTools").unwrap_or_default(),
+            disallowed_tools,
             model: front
                 .text("model")
                 .map(|m| m.trim().to_owned())
@@ -239,12 +259,20 @@ impl AgentDefinition {
                 wanted == tool.name() || tool.aliases().iter().any(|a| normalize(a) == wanted)
             })
         };
+        // What `disallowedTools` names keeps a tool out in any case (`bash`): a misspelt
+        // restriction still restricts.
+        let withheld = |tool: &dyn Tool| {
+            self.disallowed_tools.iter().any(|entry| {
+                let wanted = normalize(known_spelling(tool_name_of(entry)));
+                wanted == tool.name() || tool.aliases().iter().any(|a| normalize(a) == wanted)
+            })
+        };
         parent
             .iter()
             .filter(|t| {
                 let name = t.name();
                 if name == "Agent" {
-                    return allows_agent && !listed(t.as_ref(), &self.disallowed_tools);
+                    return allows_agent && !withheld(t.as_ref());
                 }
                 if AGENT_DISALLOWED_TOOLS.contains(&name) {
                     return false;
@@ -253,7 +281,7 @@ impl AgentDefinition {
                     .tools
                     .as_deref()
                     .is_none_or(|list| listed(t.as_ref(), list));
-                allowed && !listed(t.as_ref(), &self.disallowed_tools)
+                allowed && !withheld(t.as_ref())
             })
             .cloned()
             .collect()
@@ -271,6 +299,18 @@ fn is_flow_list(value: &str) -> bool {
 /// `Agent(worker)` -> `Agent`.
 fn tool_name_of(entry: &str) -> &str {
     entry.split('(').next().unwrap_or(entry).trim()
+}
+
+/// The known tool name `name` is in another case (`bash` -> `Bash`), else `name` itself.
+fn known_spelling(name: &str) -> &str {
+    if tool_perms::settings::KNOWN_TOOL_NAMES.contains(&name) {
+        return name;
+    }
+    tool_perms::settings::KNOWN_TOOL_NAMES
+        .iter()
+        .find(|known| known.eq_ignore_ascii_case(name))
+        .copied()
+        .unwrap_or(name)
 }
 
 /// Legacy names as permission rules normalise them.
@@ -561,6 +601,37 @@ mod tests {
         some.tools = Some(vec!["Read".into(), "Bash".into(), "AskUserQuestion".into()]);
         some.disallowed_tools = vec!["Bash".into()];
         assert_eq!(names(&some), ["Read"]);
+    }
+
+    /// A tool name in another case (`bash`) names no tool: in `disallowedTools` it still
+    /// keeps the tool out (it was ignored without a word, and the sub-agent got Bash); in
+    /// `tools` it gives nothing. Both are warned about, with the name meant.
+    #[test]
+    fn a_tool_name_in_another_case_is_warned_about_and_still_withheld() {
+        let parent: Vec<Arc<dyn Tool>> = vec![
+            Arc::new(tools_builtin::Read),
+            Arc::new(tools_builtin::Glob),
+            Arc::new(tools_builtin::Bash::default()),
+        ];
+        let d = AgentDefinition::parse(
+            "---\nname: a\ntools: Read, glob, Bash\ndisallowedTools: [bash, Nonesuch]\n---\nbody",
+            "a",
+            AgentSource::User,
+        )
+        .unwrap();
+        let names: Vec<String> = d
+            .select_tools(&parent)
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect();
+        assert_eq!(names, ["Read"]);
+        assert_eq!(
+            d.warnings,
+            [
+                "tools names `glob`, which is no tool (names are case-sensitive): `Glob` is meant?",
+                "disallowedTools names `bash`, which is no tool (names are case-sensitive): `Bash` is meant? It is kept out all the same",
+            ]
+        );
     }
 
     /// A sub-agent never gets the worktree tools, even when its definition names them: the

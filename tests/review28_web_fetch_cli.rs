@@ -3,9 +3,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
+
+#[path = "support/binary.rs"]
+mod binary;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -14,24 +17,9 @@ fn text(bytes: &[u8]) -> String {
 /// Runs the binary in `cwd` with `args`, `stdin` on its standard input (none: `/dev/null`),
 /// and no user settings (`CLAUDE_CONFIG_DIR` an empty place).
 fn toolwright(args: &[&str], cwd: &Path, stdin: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolwright"));
-    cmd.args(args)
-        .current_dir(cwd)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env("CLAUDE_CONFIG_DIR", cwd.join(".no-user-config"));
-    let mut child = cmd.spawn().unwrap();
-    if let Some(input) = stdin {
-        use std::io::Write;
-        // The binary may refuse before it reads: a closed pipe is no failure here.
-        let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    }
-    child.wait_with_output().unwrap()
+    let mut cmd = binary::toolwright_command(args, cwd);
+    cmd.env("CLAUDE_CONFIG_DIR", cwd.join(".no-user-config"));
+    binary::output_with_stdin(cmd, stdin)
 }
 
 /// A temp dir, by its real path.

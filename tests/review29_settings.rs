@@ -6,12 +6,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
 #[path = "support/model_api.rs"]
 mod model_api;
+
+#[path = "support/binary.rs"]
+mod binary;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -29,26 +32,11 @@ fn temp_root() -> (tempfile::TempDir, PathBuf) {
 /// the user configuration in `<cwd>/config` (`CLAUDE_CONFIG_DIR`), no trust record but the
 /// one a test writes there.
 fn toolwright(args: &[&str], cwd: &Path, stdin: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolwright"));
-    cmd.args(args)
-        .current_dir(cwd)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env("CLAUDE_CONFIG_DIR", cwd.join("config"))
+    let mut cmd = binary::toolwright_command(args, cwd);
+    cmd.env("CLAUDE_CONFIG_DIR", cwd.join("config"))
         .env("HOME", cwd)
         .env_remove("ANTHROPIC_MODEL");
-    let mut child = cmd.spawn().unwrap();
-    if let Some(input) = stdin {
-        use std::io::Write;
-        // The binary may refuse before it reads: a closed pipe is no failure here.
-        let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    }
-    child.wait_with_output().unwrap()
+    binary::output_with_stdin(cmd, stdin)
 }
 
 /// One Bash call, as `run` reads it.

@@ -8,6 +8,9 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
+#[path = "support/binary.rs"]
+mod binary;
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -635,25 +638,10 @@ fn the_bypass_off_warning_is_not_given_under_a_mode_flag() {
 /// Runs the binary in `cwd` with `args`, `stdin` on its standard input (none: `/dev/null`),
 /// no user settings (`CLAUDE_CONFIG_DIR` an empty place) unless `env` says otherwise.
 fn toolwright(args: &[&str], cwd: &Path, stdin: Option<&str>, env: &[(&str, &Path)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolwright"));
-    cmd.args(args)
-        .current_dir(cwd)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env("CLAUDE_CONFIG_DIR", cwd.join(".no-user-config"))
+    let mut cmd = binary::toolwright_command(args, cwd);
+    cmd.env("CLAUDE_CONFIG_DIR", cwd.join(".no-user-config"))
         .envs(env.iter().copied());
-    let mut child = cmd.spawn().unwrap();
-    if let Some(input) = stdin {
-        use std::io::Write;
-        // The binary may refuse before it reads: a closed pipe is no failure here.
-        let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    }
-    child.wait_with_output().unwrap()
+    binary::output_with_stdin(cmd, stdin)
 }
 
 /// A temp dir, by its real path.

@@ -12,7 +12,25 @@
 
 mod common;
 
-use common::{Fixture, case, run_table_in};
+use common::{Case, Fixture, case, run_table, run_table_in};
+
+/// A table row: Bash `command` in bypass mode, under the deny rules `deny`.
+fn bash_in_bypass(deny: &'static [&'static str]) -> impl Fn(&'static str, &str) -> Case {
+    move |expect, command: &str| {
+        case(expect, "Bash", command)
+            .mode("bypassPermissions")
+            .deny(deny)
+    }
+}
+
+/// A table row: Bash `command` in the default mode, under the allow rules `allow` and the
+/// deny rules `deny`.
+fn bash_allowed_by(
+    allow: &'static [&'static str],
+    deny: &'static [&'static str],
+) -> impl Fn(&'static str, &str) -> Case {
+    move |expect, command: &str| case(expect, "Bash", command).allow(allow).deny(deny)
+}
 
 /// A file a shell runs as its script is read, as `source FILE` reads it: `bash
 /// scripts/../secrets/key.pem` is denied by `Read(./secrets/**)` although `Bash(bash
@@ -25,18 +43,12 @@ use common::{Fixture, case, run_table_in};
 #[tokio::test]
 async fn a_shell_reads_the_script_file_it_runs() {
     let fx = Fixture::new();
-    std::fs::create_dir_all(fx.proj.join("scripts")).unwrap();
-    std::fs::write(fx.proj.join("scripts/build.sh"), "echo build").unwrap();
-    let allowed = |expect, command: &str| {
-        case(expect, "Bash", command)
-            .allow(&["Bash(bash scripts/*)", "Bash(sh scripts/*)"])
-            .deny(&["Read(./secrets/**)"])
-    };
-    let bypass = |expect, command: &str| {
-        case(expect, "Bash", command)
-            .mode("bypassPermissions")
-            .deny(&["Read(.env)"])
-    };
+    common::write(&fx.proj.join("scripts/build.sh"), "echo build");
+    let allowed = bash_allowed_by(
+        &["Bash(bash scripts/*)", "Bash(sh scripts/*)"],
+        &["Read(./secrets/**)"],
+    );
+    let bypass = bash_in_bypass(&["Read(.env)"]);
     run_table_in(
         &fx,
         vec![
@@ -92,88 +104,81 @@ async fn a_shell_reads_the_script_file_it_runs() {
 /// checked and asks.
 #[tokio::test]
 async fn git_subcommands_that_name_files_read_and_write_them() {
-    let fx = Fixture::new();
-    let rules = |c: common::Case| c.deny(&["Read(.env)", "Edit(./src/**)"]);
-    let allowed =
-        |expect, command: &str| rules(case(expect, "Bash", command).allow(&["Bash(git:*)"]));
-    let bypass =
-        |expect, command: &str| rules(case(expect, "Bash", command).mode("bypassPermissions"));
-    run_table_in(
-        &fx,
-        vec![
-            allowed("deny", "git mv .env leaked.txt"),
-            allowed("deny", "mv .env leaked.txt"),
-            bypass("deny", "git mv .env leaked.txt"),
-            bypass("deny", "git mv -f .env docs"),
-            bypass("deny", "git mv README.md src/"),
-            bypass("deny", "git mv src lib"),
-            bypass("deny", "git mv -- README.md src/x.md"),
-            allowed("deny", "git rm src/main.rs"),
-            bypass("deny", "git rm src/main.rs"),
-            bypass("deny", "git rm -f -- src/main.rs"),
-            bypass("deny", "git rm -r src"),
-            bypass("deny", "git rm .env"),
-            bypass("deny", "git -C src rm main.rs"),
-            bypass("deny", "git --no-pager rm -q src/main.rs"),
-            allowed("deny", "git checkout -- src/main.rs"),
-            bypass("deny", "git checkout -- src/main.rs"),
-            bypass("deny", "git checkout HEAD src/main.rs"),
-            bypass("deny", "git checkout HEAD~1 -- src/main.rs"),
-            bypass("deny", "git checkout --ours src/main.rs"),
-            bypass("deny", "git checkout src"),
-            allowed("deny", "git restore src/main.rs"),
-            bypass("deny", "git restore src/main.rs"),
-            bypass("deny", "git restore --source=HEAD~1 src/main.rs"),
-            bypass("deny", "git restore -s HEAD src/main.rs"),
-            bypass("deny", "git restore --staged --worktree src/main.rs"),
-            bypass("deny", "git restore -SW src/main.rs"),
-            bypass("deny", "git checkout-index -f src/main.rs"),
-            bypass("deny", "git checkout-index -f -- src/main.rs"),
-            bypass("deny", "git checkout-index --prefix=src/ README.md"),
-            allowed("deny", "git merge-file -p .env /dev/null /dev/null"),
-            bypass("deny", "git merge-file -p .env /dev/null /dev/null"),
-            bypass(
-                "deny",
-                "git merge-file -L a -L b -L c -p /dev/null .env /dev/null",
-            ),
-            bypass("deny", "git merge-file src/main.rs docs/a.md README.md"),
-            // Pathspecs git matches itself.
-            bypass("ask", "git rm '*.rs'"),
-            bypass("ask", "git checkout -- ':(glob)src/*'"),
-            bypass("ask", "git rm --pathspec-from-file=list.txt"),
-            bypass("ask", "git checkout-index -a"),
-            // A directory's files are written, whatever their names: asked about where an
-            // Edit rule could match one.
-            bypass("ask", "git checkout ."),
-            bypass("ask", "git checkout -- ."),
-            bypass("ask", "git restore ."),
-            bypass("ask", "git restore -- ./"),
-            // Nothing a rule names, or no file touched.
-            allowed("allow", "git mv README.md docs/readme.md"),
-            allowed("allow", "git rm docs/a.md"),
-            allowed("allow", "git rm --cached src/main.rs"),
-            allowed("allow", "git rm -n src/main.rs"),
-            allowed("allow", "git mv -n .env x"),
-            allowed("allow", "git checkout main"),
-            allowed("allow", "git checkout -b feature origin/feature"),
-            allowed("allow", "git checkout -- docs/a.md"),
-            allowed("allow", "git restore --staged src/main.rs"),
-            allowed("allow", "git restore docs/a.md"),
-            allowed("allow", "git merge-file -p docs/a.md /dev/null README.md"),
-            allowed("allow", "git status"),
-            bypass("allow", "git checkout main"),
-            // A switch writes the files that differ between the branches, whatever their
-            // names (`git_commands_that_write_unnamed_files_of_the_work_tree_ask_under_an_edit_rule`).
-            bypass("ask", "git switch main"),
-            case("allow", "Bash", "git checkout main")
-                .mode("bypassPermissions")
-                .deny(&["Edit(**/*.lock)"]),
-            // Without rules, nothing to ask about.
-            case("allow", "Bash", "git checkout .").mode("bypassPermissions"),
-            case("allow", "Bash", "git restore src").mode("bypassPermissions"),
-            case("allow", "Bash", "git rm -r src").mode("bypassPermissions"),
-        ],
-    )
+    let allowed = bash_allowed_by(&["Bash(git:*)"], &["Read(.env)", "Edit(./src/**)"]);
+    let bypass = bash_in_bypass(&["Read(.env)", "Edit(./src/**)"]);
+    run_table(vec![
+        allowed("deny", "git mv .env leaked.txt"),
+        allowed("deny", "mv .env leaked.txt"),
+        bypass("deny", "git mv .env leaked.txt"),
+        bypass("deny", "git mv -f .env docs"),
+        bypass("deny", "git mv README.md src/"),
+        bypass("deny", "git mv src lib"),
+        bypass("deny", "git mv -- README.md src/x.md"),
+        allowed("deny", "git rm src/main.rs"),
+        bypass("deny", "git rm src/main.rs"),
+        bypass("deny", "git rm -f -- src/main.rs"),
+        bypass("deny", "git rm -r src"),
+        bypass("deny", "git rm .env"),
+        bypass("deny", "git -C src rm main.rs"),
+        bypass("deny", "git --no-pager rm -q src/main.rs"),
+        allowed("deny", "git checkout -- src/main.rs"),
+        bypass("deny", "git checkout -- src/main.rs"),
+        bypass("deny", "git checkout HEAD src/main.rs"),
+        bypass("deny", "git checkout HEAD~1 -- src/main.rs"),
+        bypass("deny", "git checkout --ours src/main.rs"),
+        bypass("deny", "git checkout src"),
+        allowed("deny", "git restore src/main.rs"),
+        bypass("deny", "git restore src/main.rs"),
+        bypass("deny", "git restore --source=HEAD~1 src/main.rs"),
+        bypass("deny", "git restore -s HEAD src/main.rs"),
+        bypass("deny", "git restore --staged --worktree src/main.rs"),
+        bypass("deny", "git restore -SW src/main.rs"),
+        bypass("deny", "git checkout-index -f src/main.rs"),
+        bypass("deny", "git checkout-index -f -- src/main.rs"),
+        bypass("deny", "git checkout-index --prefix=src/ README.md"),
+        allowed("deny", "git merge-file -p .env /dev/null /dev/null"),
+        bypass("deny", "git merge-file -p .env /dev/null /dev/null"),
+        bypass(
+            "deny",
+            "git merge-file -L a -L b -L c -p /dev/null .env /dev/null",
+        ),
+        bypass("deny", "git merge-file src/main.rs docs/a.md README.md"),
+        // Pathspecs git matches itself.
+        bypass("ask", "git rm '*.rs'"),
+        bypass("ask", "git checkout -- ':(glob)src/*'"),
+        bypass("ask", "git rm --pathspec-from-file=list.txt"),
+        bypass("ask", "git checkout-index -a"),
+        // A directory's files are written, whatever their names: asked about where an
+        // Edit rule could match one.
+        bypass("ask", "git checkout ."),
+        bypass("ask", "git checkout -- ."),
+        bypass("ask", "git restore ."),
+        bypass("ask", "git restore -- ./"),
+        // Nothing a rule names, or no file touched.
+        allowed("allow", "git mv README.md docs/readme.md"),
+        allowed("allow", "git rm docs/a.md"),
+        allowed("allow", "git rm --cached src/main.rs"),
+        allowed("allow", "git rm -n src/main.rs"),
+        allowed("allow", "git mv -n .env x"),
+        allowed("allow", "git checkout main"),
+        allowed("allow", "git checkout -b feature origin/feature"),
+        allowed("allow", "git checkout -- docs/a.md"),
+        allowed("allow", "git restore --staged src/main.rs"),
+        allowed("allow", "git restore docs/a.md"),
+        allowed("allow", "git merge-file -p docs/a.md /dev/null README.md"),
+        allowed("allow", "git status"),
+        bypass("allow", "git checkout main"),
+        // A switch writes the files that differ between the branches, whatever their
+        // names (`git_commands_that_write_unnamed_files_of_the_work_tree_ask_under_an_edit_rule`).
+        bypass("ask", "git switch main"),
+        case("allow", "Bash", "git checkout main")
+            .mode("bypassPermissions")
+            .deny(&["Edit(**/*.lock)"]),
+        // Without rules, nothing to ask about.
+        case("allow", "Bash", "git checkout .").mode("bypassPermissions"),
+        case("allow", "Bash", "git restore src").mode("bypassPermissions"),
+        case("allow", "Bash", "git rm -r src").mode("bypassPermissions"),
+    ])
     .await;
 }
 
@@ -183,30 +188,18 @@ async fn git_subcommands_that_name_files_read_and_write_them() {
 /// and in bypass mode; without such a rule they are what they were.
 #[tokio::test]
 async fn git_commands_that_print_unnamed_blobs_ask_under_a_read_deny() {
-    let fx = Fixture::new();
-    let allowed = |expect, command: &str| {
-        case(expect, "Bash", command)
-            .allow(&["Bash(git:*)"])
-            .deny(&["Read(.env)"])
-    };
-    let bypass = |expect, command: &str| {
-        case(expect, "Bash", command)
-            .mode("bypassPermissions")
-            .deny(&["Read(.env)"])
-    };
-    run_table_in(
-        &fx,
-        vec![
-            allowed("ask", "git cat-file -p HEAD:.env"),
-            allowed("ask", "git fast-export HEAD"),
-            allowed("ask", "git fast-export --all"),
-            allowed("ask", "git unpack-file HEAD:.env"),
-            bypass("ask", "git fast-export HEAD"),
-            bypass("ask", "git unpack-file HEAD:.env"),
-            case("allow", "Bash", "git fast-export HEAD").allow(&["Bash(git:*)"]),
-            case("allow", "Bash", "git fast-export HEAD").mode("bypassPermissions"),
-        ],
-    )
+    let allowed = bash_allowed_by(&["Bash(git:*)"], &["Read(.env)"]);
+    let bypass = bash_in_bypass(&["Read(.env)"]);
+    run_table(vec![
+        allowed("ask", "git cat-file -p HEAD:.env"),
+        allowed("ask", "git fast-export HEAD"),
+        allowed("ask", "git fast-export --all"),
+        allowed("ask", "git unpack-file HEAD:.env"),
+        bypass("ask", "git fast-export HEAD"),
+        bypass("ask", "git unpack-file HEAD:.env"),
+        case("allow", "Bash", "git fast-export HEAD").allow(&["Bash(git:*)"]),
+        case("allow", "Bash", "git fast-export HEAD").mode("bypassPermissions"),
+    ])
     .await;
 }
 
@@ -220,69 +213,61 @@ async fn git_commands_that_print_unnamed_blobs_ask_under_a_read_deny() {
 /// rules they ask; `nano` and `look`'s search string name no other file.
 #[tokio::test]
 async fn editors_write_and_readers_read_their_files() {
-    let fx = Fixture::new();
-    let bypass = |expect, command: &str| {
-        case(expect, "Bash", command)
-            .mode("bypassPermissions")
-            .deny(&["Read(.env)", "Edit(./src/**)"])
-    };
-    run_table_in(
-        &fx,
-        vec![
-            bypass("deny", "ex -s '+%s/main/pwned/' '+wq' src/main.rs"),
-            bypass(
-                "deny",
-                "printf ',s/main/pwned/\\nw\\nq\\n' | ed -s src/main.rs",
-            ),
-            bypass("deny", "ed -s .env <<< ,p"),
-            bypass("deny", "ex -s '+%p' '+q!' .env"),
-            bypass("deny", "look S .env"),
-            bypass("deny", "look -f -t x S .env"),
-            bypass("deny", "sdiff .env /dev/null"),
-            bypass("deny", "sdiff -o docs/out .env /dev/null"),
-            bypass("deny", "sdiff -o src/out docs/a.md /dev/null"),
-            bypass("deny", "diff3 .env docs/a.md README.md"),
-            bypass("deny", "cmp .env docs/a.md"),
-            bypass("deny", "comm .env docs/a.md"),
-            bypass("deny", "view src/main.rs"),
-            bypass("deny", "rview src/main.rs"),
-            bypass("deny", "nvim src/main.rs"),
-            bypass("deny", "nvim --headless -c 'wq' src/main.rs"),
-            bypass("deny", "vim -c 'set nu' src/main.rs"),
-            bypass("deny", "vim -u NONE -S docs/a.md src/main.rs"),
-            bypass("deny", "vim -S .env docs/a.md"),
-            bypass("deny", "vimdiff docs/a.md src/main.rs"),
-            bypass("deny", "gvim src/main.rs"),
-            bypass("deny", "pico src/main.rs"),
-            bypass("deny", "nano +3 src/main.rs"),
-            bypass("deny", "red src/main.rs"),
-            bypass("deny", "joe src/main.rs"),
-            bypass("deny", "micro src/main.rs"),
-            bypass("deny", "kak src/main.rs"),
-            bypass("deny", "hx src/main.rs"),
-            bypass("deny", "helix src/main.rs"),
-            bypass("deny", "mg src/main.rs"),
-            bypass("deny", "jed src/main.rs"),
-            bypass("deny", "ne src/main.rs"),
-            bypass("deny", "emacs -nw src/main.rs"),
-            bypass("deny", "emacs --batch --eval '(message 1)' src/main.rs"),
-            bypass("deny", "mkfifo src/p"),
-            bypass("deny", "mkfifo -m 600 src/p"),
-            bypass("deny", "mknod src/p p"),
-            bypass("deny", "mknod -m 600 src/p p"),
-            // What the editor's commands open cannot be seen.
-            bypass("ask", "ex -s '+r .env' '+%p' '+q!' docs/a.md"),
-            bypass("ask", "vim docs/a.md"),
-            bypass("ask", "ed -s docs/a.md"),
-            bypass("allow", "nano docs/a.md"),
-            bypass("allow", "pico +3 docs/a.md"),
-            bypass("allow", "look .env docs/a.md"),
-            bypass("allow", "sdiff docs/a.md README.md"),
-            bypass("allow", "mkfifo docs/p"),
-            bypass("allow", "mknod docs/p p"),
-            bypass("allow", "mknod -m 600 docs/p c 1 3"),
-        ],
-    )
+    let bypass = bash_in_bypass(&["Read(.env)", "Edit(./src/**)"]);
+    run_table(vec![
+        bypass("deny", "ex -s '+%s/main/pwned/' '+wq' src/main.rs"),
+        bypass(
+            "deny",
+            "printf ',s/main/pwned/\\nw\\nq\\n' | ed -s src/main.rs",
+        ),
+        bypass("deny", "ed -s .env <<< ,p"),
+        bypass("deny", "ex -s '+%p' '+q!' .env"),
+        bypass("deny", "look S .env"),
+        bypass("deny", "look -f -t x S .env"),
+        bypass("deny", "sdiff .env /dev/null"),
+        bypass("deny", "sdiff -o docs/out .env /dev/null"),
+        bypass("deny", "sdiff -o src/out docs/a.md /dev/null"),
+        bypass("deny", "diff3 .env docs/a.md README.md"),
+        bypass("deny", "cmp .env docs/a.md"),
+        bypass("deny", "comm .env docs/a.md"),
+        bypass("deny", "view src/main.rs"),
+        bypass("deny", "rview src/main.rs"),
+        bypass("deny", "nvim src/main.rs"),
+        bypass("deny", "nvim --headless -c 'wq' src/main.rs"),
+        bypass("deny", "vim -c 'set nu' src/main.rs"),
+        bypass("deny", "vim -u NONE -S docs/a.md src/main.rs"),
+        bypass("deny", "vim -S .env docs/a.md"),
+        bypass("deny", "vimdiff docs/a.md src/main.rs"),
+        bypass("deny", "gvim src/main.rs"),
+        bypass("deny", "pico src/main.rs"),
+        bypass("deny", "nano +3 src/main.rs"),
+        bypass("deny", "red src/main.rs"),
+        bypass("deny", "joe src/main.rs"),
+        bypass("deny", "micro src/main.rs"),
+        bypass("deny", "kak src/main.rs"),
+        bypass("deny", "hx src/main.rs"),
+        bypass("deny", "helix src/main.rs"),
+        bypass("deny", "mg src/main.rs"),
+        bypass("deny", "jed src/main.rs"),
+        bypass("deny", "ne src/main.rs"),
+        bypass("deny", "emacs -nw src/main.rs"),
+        bypass("deny", "emacs --batch --eval '(message 1)' src/main.rs"),
+        bypass("deny", "mkfifo src/p"),
+        bypass("deny", "mkfifo -m 600 src/p"),
+        bypass("deny", "mknod src/p p"),
+        bypass("deny", "mknod -m 600 src/p p"),
+        // What the editor's commands open cannot be seen.
+        bypass("ask", "ex -s '+r .env' '+%p' '+q!' docs/a.md"),
+        bypass("ask", "vim docs/a.md"),
+        bypass("ask", "ed -s docs/a.md"),
+        bypass("allow", "nano docs/a.md"),
+        bypass("allow", "pico +3 docs/a.md"),
+        bypass("allow", "look .env docs/a.md"),
+        bypass("allow", "sdiff docs/a.md README.md"),
+        bypass("allow", "mkfifo docs/p"),
+        bypass("allow", "mknod docs/p p"),
+        bypass("allow", "mknod -m 600 docs/p c 1 3"),
+    ])
     .await;
 }
 
@@ -297,96 +282,88 @@ async fn editors_write_and_readers_read_their_files() {
 /// or ask rules nothing is asked.
 #[tokio::test]
 async fn programs_that_run_a_program_they_are_given_meet_bash_deny_rules() {
-    let fx = Fixture::new();
-    let bypass = |expect, command: &str| {
-        case(expect, "Bash", command)
-            .mode("bypassPermissions")
-            .deny(&["Bash(rm:*)"])
-    };
-    run_table_in(
-        &fx,
-        vec![
-            // The command as words: denied outright.
-            bypass("deny", "nix develop -c rm -rf x"),
-            bypass("deny", "nix develop --command rm -rf x"),
-            bypass("deny", "nix develop .#ci --impure -c rm -rf x"),
-            bypass("deny", "nix shell nixpkgs#hello -c rm x"),
-            bypass("deny", "nix shell nixpkgs#hello nixpkgs#jq --command rm x"),
-            bypass(
-                "deny",
-                "nix --extra-experimental-features 'nix-command flakes' develop -c rm x",
-            ),
-            bypass("deny", "flatpak-spawn --host rm x"),
-            bypass(
-                "deny",
-                "flatpak-spawn --host --env=A=1 --directory /tmp rm x",
-            ),
-            bypass("deny", "entr rm x"),
-            bypass("deny", "entr -c -r rm x"),
-            bypass("deny", "gdb -batch -ex run --args rm x"),
-            bypass("deny", "gdb --args rm x"),
-            bypass("deny", "gdb -q -args rm x"),
-            bypass("deny", "perf stat rm x"),
-            bypass("deny", "perf stat -e cycles -r 3 rm x"),
-            bypass("deny", "perf stat -- rm x"),
-            bypass("deny", "perf record -g -o perf.data rm x"),
-            bypass("deny", "perf trace rm x"),
-            bypass("deny", "nice perf stat rm x"),
-            bypass("deny", "ssh localhost rm x"),
-            bypass("deny", "ssh -p 22 localhost rm -rf x"),
-            bypass("deny", "ssh -t localhost -- rm -rf x"),
-            // A string, a script or its input: asked about.
-            bypass("ask", "hyperfine 'rm x'"),
-            bypass("ask", "hyperfine --prepare 'rm x' 'ls'"),
-            bypass("ask", "expect -c 'spawn rm x'"),
-            bypass("ask", "make --eval='x:;rm x' x"),
-            bypass("ask", "make --eval 'x:;rm x' x"),
-            bypass("ask", "make -E 'x:;rm x' x"),
-            bypass("ask", "make -sE 'x:;rm x' x"),
-            bypass("deny", "entr -s 'rm x'"),
-            bypass("ask", "entr -s 'ls; rm x'"),
-            bypass("ask", "gdb -ex 'shell rm x' --args ls"),
-            bypass("ask", "gdb -x cmds.gdb --args ls"),
-            bypass("ask", "nix run nixpkgs#coreutils -- rm x"),
-            bypass("ask", "nix develop"),
-            bypass("ask", "gdb -batch -ex 'shell rm x'"),
-            bypass("ask", "perf stat --pre 'rm x' ls"),
-            bypass("ask", "perf sched record rm x"),
-            bypass("ask", "ssh localhost 'ls; rm x'"),
-            bypass("ask", "ssh localhost"),
-            bypass("ask", "git rebase -x 'rm x' main"),
-            bypass("ask", "git rebase --exec='rm x' main"),
-            bypass("ask", "git bisect run rm x"),
-            bypass("ask", "git submodule foreach 'rm x'"),
-            bypass("ask", "git filter-branch --tree-filter 'rm x' HEAD"),
-            bypass("ask", "git difftool -x 'rm' HEAD"),
-            bypass("ask", "tmux new -d 'rm -rf x'"),
-            bypass("ask", "screen -dm rm -rf x"),
-            bypass("ask", "at now"),
-            // A command no rule names.
-            bypass("allow", "nix develop -c cargo test"),
-            bypass("allow", "nix shell nixpkgs#hello -c hello"),
-            bypass("allow", "flatpak-spawn --host ls"),
-            bypass("allow", "entr -r cargo test"),
-            bypass("allow", "perf stat -e cycles ls"),
-            bypass("allow", "perf report"),
-            bypass("allow", "gdb --version"),
-            bypass("allow", "gdb -batch -ex run -ex bt --args ls"),
-            bypass("allow", "gdb ./app core"),
-            bypass("allow", "ssh localhost ls"),
-            bypass("allow", "ssh -N -L 8080:localhost:80 host"),
-            bypass("allow", "make test"),
-            bypass("allow", "make -j4 -C docs all"),
-            bypass("allow", "hyperfine --version"),
-            bypass("allow", "git rebase main"),
-            bypass("allow", "git bisect good"),
-            bypass("allow", "git submodule update --init"),
-            // No rule to dodge.
-            case("allow", "Bash", "hyperfine 'rm x'").mode("bypassPermissions"),
-            case("allow", "Bash", "ssh localhost").mode("bypassPermissions"),
-            case("allow", "Bash", "gdb -batch -ex run --args ls").mode("bypassPermissions"),
-        ],
-    )
+    let bypass = bash_in_bypass(&["Bash(rm:*)"]);
+    run_table(vec![
+        // The command as words: denied outright.
+        bypass("deny", "nix develop -c rm -rf x"),
+        bypass("deny", "nix develop --command rm -rf x"),
+        bypass("deny", "nix develop .#ci --impure -c rm -rf x"),
+        bypass("deny", "nix shell nixpkgs#hello -c rm x"),
+        bypass("deny", "nix shell nixpkgs#hello nixpkgs#jq --command rm x"),
+        bypass(
+            "deny",
+            "nix --extra-experimental-features 'nix-command flakes' develop -c rm x",
+        ),
+        bypass("deny", "flatpak-spawn --host rm x"),
+        bypass(
+            "deny",
+            "flatpak-spawn --host --env=A=1 --directory /tmp rm x",
+        ),
+        bypass("deny", "entr rm x"),
+        bypass("deny", "entr -c -r rm x"),
+        bypass("deny", "gdb -batch -ex run --args rm x"),
+        bypass("deny", "gdb --args rm x"),
+        bypass("deny", "gdb -q -args rm x"),
+        bypass("deny", "perf stat rm x"),
+        bypass("deny", "perf stat -e cycles -r 3 rm x"),
+        bypass("deny", "perf stat -- rm x"),
+        bypass("deny", "perf record -g -o perf.data rm x"),
+        bypass("deny", "perf trace rm x"),
+        bypass("deny", "nice perf stat rm x"),
+        bypass("deny", "ssh localhost rm x"),
+        bypass("deny", "ssh -p 22 localhost rm -rf x"),
+        bypass("deny", "ssh -t localhost -- rm -rf x"),
+        // A string, a script or its input: asked about.
+        bypass("ask", "hyperfine 'rm x'"),
+        bypass("ask", "hyperfine --prepare 'rm x' 'ls'"),
+        bypass("ask", "expect -c 'spawn rm x'"),
+        bypass("ask", "make --eval='x:;rm x' x"),
+        bypass("ask", "make --eval 'x:;rm x' x"),
+        bypass("ask", "make -E 'x:;rm x' x"),
+        bypass("ask", "make -sE 'x:;rm x' x"),
+        bypass("deny", "entr -s 'rm x'"),
+        bypass("ask", "entr -s 'ls; rm x'"),
+        bypass("ask", "gdb -ex 'shell rm x' --args ls"),
+        bypass("ask", "gdb -x cmds.gdb --args ls"),
+        bypass("ask", "nix run nixpkgs#coreutils -- rm x"),
+        bypass("ask", "nix develop"),
+        bypass("ask", "gdb -batch -ex 'shell rm x'"),
+        bypass("ask", "perf stat --pre 'rm x' ls"),
+        bypass("ask", "perf sched record rm x"),
+        bypass("ask", "ssh localhost 'ls; rm x'"),
+        bypass("ask", "ssh localhost"),
+        bypass("ask", "git rebase -x 'rm x' main"),
+        bypass("ask", "git rebase --exec='rm x' main"),
+        bypass("ask", "git bisect run rm x"),
+        bypass("ask", "git submodule foreach 'rm x'"),
+        bypass("ask", "git filter-branch --tree-filter 'rm x' HEAD"),
+        bypass("ask", "git difftool -x 'rm' HEAD"),
+        bypass("ask", "tmux new -d 'rm -rf x'"),
+        bypass("ask", "screen -dm rm -rf x"),
+        bypass("ask", "at now"),
+        // A command no rule names.
+        bypass("allow", "nix develop -c cargo test"),
+        bypass("allow", "nix shell nixpkgs#hello -c hello"),
+        bypass("allow", "flatpak-spawn --host ls"),
+        bypass("allow", "entr -r cargo test"),
+        bypass("allow", "perf stat -e cycles ls"),
+        bypass("allow", "perf report"),
+        bypass("allow", "gdb --version"),
+        bypass("allow", "gdb -batch -ex run -ex bt --args ls"),
+        bypass("allow", "gdb ./app core"),
+        bypass("allow", "ssh localhost ls"),
+        bypass("allow", "ssh -N -L 8080:localhost:80 host"),
+        bypass("allow", "make test"),
+        bypass("allow", "make -j4 -C docs all"),
+        bypass("allow", "hyperfine --version"),
+        bypass("allow", "git rebase main"),
+        bypass("allow", "git bisect good"),
+        bypass("allow", "git submodule update --init"),
+        // No rule to dodge.
+        case("allow", "Bash", "hyperfine 'rm x'").mode("bypassPermissions"),
+        case("allow", "Bash", "ssh localhost").mode("bypassPermissions"),
+        case("allow", "Bash", "gdb -batch -ex run --args ls").mode("bypassPermissions"),
+    ])
     .await;
 }
 
@@ -401,18 +378,12 @@ async fn programs_that_run_a_program_they_are_given_meet_bash_deny_rules() {
 #[tokio::test]
 async fn interpreters_read_the_script_file_they_run() {
     let fx = Fixture::new();
-    std::fs::create_dir_all(fx.proj.join("scripts")).unwrap();
-    std::fs::write(fx.proj.join("scripts/build.py"), "print(1)").unwrap();
-    let bypass = |expect, command: &str| {
-        case(expect, "Bash", command)
-            .mode("bypassPermissions")
-            .deny(&["Read(.env)"])
-    };
-    let allowed = |expect, command: &str| {
-        case(expect, "Bash", command)
-            .allow(&["Bash(python3 scripts/*)", "Bash(node scripts/*)"])
-            .deny(&["Read(./secrets/**)"])
-    };
+    common::write(&fx.proj.join("scripts/build.py"), "print(1)");
+    let bypass = bash_in_bypass(&["Read(.env)"]);
+    let allowed = bash_allowed_by(
+        &["Bash(python3 scripts/*)", "Bash(node scripts/*)"],
+        &["Read(./secrets/**)"],
+    );
     run_table_in(
         &fx,
         vec![
@@ -491,43 +462,31 @@ async fn interpreters_read_the_script_file_they_run() {
 /// the input and `-m` no file.
 #[tokio::test]
 async fn git_reads_the_file_its_message_comes_from() {
-    let fx = Fixture::new();
-    let allowed = |expect, command: &str| {
-        case(expect, "Bash", command)
-            .allow(&["Bash(git:*)"])
-            .deny(&["Read(.env)"])
-    };
-    let bypass = |expect, command: &str| {
-        case(expect, "Bash", command)
-            .mode("bypassPermissions")
-            .deny(&["Read(.env)"])
-    };
-    run_table_in(
-        &fx,
-        vec![
-            allowed("deny", "git commit -F .env"),
-            bypass("deny", "git commit -F .env"),
-            bypass("deny", "git commit --file=.env"),
-            bypass("deny", "git commit --file .env"),
-            bypass("deny", "git commit --fil=.env"),
-            bypass("deny", "git commit -aF .env"),
-            bypass("deny", "git commit -F.env"),
-            bypass("deny", "git commit --template=.env"),
-            bypass("deny", "git commit -t .env"),
-            bypass("deny", "git -C docs commit -F ../.env"),
-            bypass("deny", "git tag -a v1 -F .env"),
-            bypass("deny", "git tag -F .env v1"),
-            bypass("deny", "git notes add -F .env"),
-            bypass("deny", "git notes append -F .env HEAD"),
-            bypass("deny", "git merge -F .env main"),
-            allowed("allow", "git commit -F docs/a.md"),
-            allowed("allow", "git commit -m 'msg'"),
-            allowed("allow", "git commit -F - src/main.rs"),
-            allowed("allow", "git tag -m x v1"),
-            bypass("allow", "git commit -am 'F .env'"),
-            bypass("allow", "git commit -m .env"),
-        ],
-    )
+    let allowed = bash_allowed_by(&["Bash(git:*)"], &["Read(.env)"]);
+    let bypass = bash_in_bypass(&["Read(.env)"]);
+    run_table(vec![
+        allowed("deny", "git commit -F .env"),
+        bypass("deny", "git commit -F .env"),
+        bypass("deny", "git commit --file=.env"),
+        bypass("deny", "git commit --file .env"),
+        bypass("deny", "git commit --fil=.env"),
+        bypass("deny", "git commit -aF .env"),
+        bypass("deny", "git commit -F.env"),
+        bypass("deny", "git commit --template=.env"),
+        bypass("deny", "git commit -t .env"),
+        bypass("deny", "git -C docs commit -F ../.env"),
+        bypass("deny", "git tag -a v1 -F .env"),
+        bypass("deny", "git tag -F .env v1"),
+        bypass("deny", "git notes add -F .env"),
+        bypass("deny", "git notes append -F .env HEAD"),
+        bypass("deny", "git merge -F .env main"),
+        allowed("allow", "git commit -F docs/a.md"),
+        allowed("allow", "git commit -m 'msg'"),
+        allowed("allow", "git commit -F - src/main.rs"),
+        allowed("allow", "git tag -m x v1"),
+        bypass("allow", "git commit -am 'F .env'"),
+        bypass("allow", "git commit -m .env"),
+    ])
     .await;
 }
 
@@ -540,12 +499,7 @@ async fn git_reads_the_file_its_message_comes_from() {
 /// all leave them allowed; `git checkout BRANCH` stays as it is.
 #[tokio::test]
 async fn git_commands_that_write_unnamed_files_of_the_work_tree_ask_under_an_edit_rule() {
-    let fx = Fixture::new();
-    let bypass = |expect, command: &str| {
-        case(expect, "Bash", command)
-            .mode("bypassPermissions")
-            .deny(&["Read(.env)", "Edit(./src/**)"])
-    };
+    let bypass = bash_in_bypass(&["Read(.env)", "Edit(./src/**)"]);
     let mut cases = vec![];
     for command in [
         "git clean -f",
@@ -610,7 +564,7 @@ async fn git_commands_that_write_unnamed_files_of_the_work_tree_ask_under_an_edi
         bypass("allow", "git status"),
         bypass("allow", "git -C docs clean -fd"),
     ]);
-    run_table_in(&fx, cases).await;
+    run_table(cases).await;
 }
 
 /// Programs that rewrite the files they are given in place write them: `sponge`,
@@ -621,75 +575,67 @@ async fn git_commands_that_write_unnamed_files_of_the_work_tree_ask_under_an_edi
 /// `--check`) they only read, and meet the Read deny rules instead.
 #[tokio::test]
 async fn in_place_rewriters_write_their_files() {
-    let fx = Fixture::new();
-    let bypass = |expect, command: &str| {
-        case(expect, "Bash", command)
-            .mode("bypassPermissions")
-            .deny(&["Read(.env)", "Edit(./src/**)"])
-    };
-    run_table_in(
-        &fx,
-        vec![
-            bypass("deny", "sponge src/main.rs"),
-            bypass("deny", "echo x | sponge -a src/main.rs"),
-            bypass("deny", "dos2unix src/main.rs"),
-            bypass("deny", "dos2unix -k -q src/main.rs"),
-            bypass("deny", "dos2unix -n docs/a.md src/out.rs"),
-            bypass("deny", "unix2dos src/main.rs"),
-            bypass("deny", "perl -i -pe 's/a/b/' src/main.rs"),
-            bypass("deny", "perl -pi -e 's/a/b/' src/main.rs"),
-            bypass("deny", "perl -i.bak -pe 's/a/b/' src/main.rs"),
-            bypass("deny", "perl -pi.bak -e 's/a/b/' docs/a.md src/main.rs"),
-            bypass("deny", "gofmt -w src/main.go"),
-            bypass("deny", "gofmt -l -w src/main.go"),
-            bypass("deny", "gofmt -r 'a -> b' -w src/main.go"),
-            bypass("deny", "rustfmt src/main.rs"),
-            bypass("deny", "rustfmt --edition 2021 src/main.rs"),
-            bypass("deny", "clang-format -i src/a.c"),
-            bypass("deny", "clang-format -i --style=file src/a.c"),
-            bypass("deny", "clang-format -style file -i src/a.c"),
-            bypass("deny", "prettier --write src/a.js"),
-            bypass("deny", "prettier -w --tab-width 4 src/a.js"),
-            bypass("deny", "black src/a.py"),
-            bypass("deny", "black -l 100 src/a.py"),
-            bypass("deny", "isort src/a.py"),
-            bypass("deny", "chattr +i src/main.rs"),
-            bypass("deny", "chattr -i src/main.rs"),
-            bypass("deny", "chattr -R -v 2 +i src/main.rs"),
-            bypass("deny", "setfacl -m u:nobody:r src/main.rs"),
-            bypass("deny", "setfacl -b src/main.rs"),
-            bypass("deny", "setfattr -n user.x -v 1 src/main.rs"),
-            bypass("deny", "setfattr -x user.x src/main.rs"),
-            // Reading only: the Read rules.
-            bypass("deny", "gofmt .env"),
-            bypass("deny", "clang-format .env"),
-            bypass("deny", "prettier .env"),
-            bypass("deny", "black --check .env"),
-            bypass("deny", "dos2unix -i .env"),
-            // A directory formatted whole.
-            bypass("ask", "black ."),
-            bypass("ask", "prettier --write ."),
-            bypass("ask", "gofmt -w ."),
-            bypass("ask", "isort src/../"),
-            bypass("ask", "chattr -R +i ."),
-            // No rule matches.
-            bypass("allow", "gofmt src/main.rs"),
-            bypass("allow", "gofmt -l docs"),
-            bypass("allow", "clang-format src/a.c"),
-            bypass("allow", "prettier --check src/a.js"),
-            bypass("allow", "black --check src/a.py"),
-            bypass("allow", "black --diff src/a.py"),
-            bypass("allow", "isort --check-only src/a.py"),
-            bypass("allow", "rustfmt --check src/main.rs"),
-            bypass("allow", "perl -pe 's/a/b/' src/main.rs"),
-            bypass("allow", "sponge docs/out.txt"),
-            bypass("allow", "dos2unix docs/a.md"),
-            bypass("allow", "chattr +i docs/a.md"),
-            bypass("allow", "setfacl -m u:nobody:r docs/a.md"),
-            bypass("allow", "setfattr -n user.x -v src/main.rs docs/a.md"),
-            bypass("allow", "black docs"),
-            case("allow", "Bash", "black .").mode("bypassPermissions"),
-        ],
-    )
+    let bypass = bash_in_bypass(&["Read(.env)", "Edit(./src/**)"]);
+    run_table(vec![
+        bypass("deny", "sponge src/main.rs"),
+        bypass("deny", "echo x | sponge -a src/main.rs"),
+        bypass("deny", "dos2unix src/main.rs"),
+        bypass("deny", "dos2unix -k -q src/main.rs"),
+        bypass("deny", "dos2unix -n docs/a.md src/out.rs"),
+        bypass("deny", "unix2dos src/main.rs"),
+        bypass("deny", "perl -i -pe 's/a/b/' src/main.rs"),
+        bypass("deny", "perl -pi -e 's/a/b/' src/main.rs"),
+        bypass("deny", "perl -i.bak -pe 's/a/b/' src/main.rs"),
+        bypass("deny", "perl -pi.bak -e 's/a/b/' docs/a.md src/main.rs"),
+        bypass("deny", "gofmt -w src/main.go"),
+        bypass("deny", "gofmt -l -w src/main.go"),
+        bypass("deny", "gofmt -r 'a -> b' -w src/main.go"),
+        bypass("deny", "rustfmt src/main.rs"),
+        bypass("deny", "rustfmt --edition 2021 src/main.rs"),
+        bypass("deny", "clang-format -i src/a.c"),
+        bypass("deny", "clang-format -i --style=file src/a.c"),
+        bypass("deny", "clang-format -style file -i src/a.c"),
+        bypass("deny", "prettier --write src/a.js"),
+        bypass("deny", "prettier -w --tab-width 4 src/a.js"),
+        bypass("deny", "black src/a.py"),
+        bypass("deny", "black -l 100 src/a.py"),
+        bypass("deny", "isort src/a.py"),
+        bypass("deny", "chattr +i src/main.rs"),
+        bypass("deny", "chattr -i src/main.rs"),
+        bypass("deny", "chattr -R -v 2 +i src/main.rs"),
+        bypass("deny", "setfacl -m u:nobody:r src/main.rs"),
+        bypass("deny", "setfacl -b src/main.rs"),
+        bypass("deny", "setfattr -n user.x -v 1 src/main.rs"),
+        bypass("deny", "setfattr -x user.x src/main.rs"),
+        // Reading only: the Read rules.
+        bypass("deny", "gofmt .env"),
+        bypass("deny", "clang-format .env"),
+        bypass("deny", "prettier .env"),
+        bypass("deny", "black --check .env"),
+        bypass("deny", "dos2unix -i .env"),
+        // A directory formatted whole.
+        bypass("ask", "black ."),
+        bypass("ask", "prettier --write ."),
+        bypass("ask", "gofmt -w ."),
+        bypass("ask", "isort src/../"),
+        bypass("ask", "chattr -R +i ."),
+        // No rule matches.
+        bypass("allow", "gofmt src/main.rs"),
+        bypass("allow", "gofmt -l docs"),
+        bypass("allow", "clang-format src/a.c"),
+        bypass("allow", "prettier --check src/a.js"),
+        bypass("allow", "black --check src/a.py"),
+        bypass("allow", "black --diff src/a.py"),
+        bypass("allow", "isort --check-only src/a.py"),
+        bypass("allow", "rustfmt --check src/main.rs"),
+        bypass("allow", "perl -pe 's/a/b/' src/main.rs"),
+        bypass("allow", "sponge docs/out.txt"),
+        bypass("allow", "dos2unix docs/a.md"),
+        bypass("allow", "chattr +i docs/a.md"),
+        bypass("allow", "setfacl -m u:nobody:r docs/a.md"),
+        bypass("allow", "setfattr -n user.x -v src/main.rs docs/a.md"),
+        bypass("allow", "black docs"),
+        case("allow", "Bash", "black .").mode("bypassPermissions"),
+    ])
     .await;
 }

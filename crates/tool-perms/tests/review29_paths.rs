@@ -6,7 +6,32 @@
 
 mod common;
 
-use common::{Fixture, case, context, run_table_in};
+use std::path::Path;
+
+use common::{Case, Fixture, case, context, run_table, run_table_in};
+
+/// A table row: Bash `command` in bypass mode.
+fn bypass(expect: &'static str, command: &str) -> Case {
+    case(expect, "Bash", command).mode("bypassPermissions")
+}
+
+/// The ref of a branch `main`, a file under `.git` (a protected place).
+const BRANCH: (&str, &str) = ("$P/.git/refs/heads/main", "0123");
+/// A git configuration in the home's `.config`.
+const GIT_CONFIG: (&str, &str) = ("$H/.config/git/config", "[user]");
+
+/// A fixture that also holds the directories `dirs` and the files `files` (path, contents),
+/// each path in the project (`$P/…`) or the home (`$H/…`).
+fn fixture_with(dirs: &[&str], files: &[(&str, &str)]) -> Fixture {
+    let fx = Fixture::new();
+    for dir in dirs {
+        std::fs::create_dir_all(fx.subst(dir)).unwrap();
+    }
+    for (file, contents) in files {
+        common::write(Path::new(&fx.subst(file)), contents);
+    }
+    fx
+}
 
 /// Removals through a `for` variable or an assignment of plain words are checked word by
 /// word: `for d in build dist; do rm -rf "$d"; done` is allowed in bypass mode, as `rm -rf
@@ -16,12 +41,8 @@ use common::{Fixture, case, context, run_table_in};
 /// glob or a quoted list, `IFS`) still asks.
 #[tokio::test]
 async fn removals_through_plainly_set_variables_are_checked_word_by_word() {
-    let fx = Fixture::new();
-    for d in ["build/node_modules", "dist/node_modules"] {
-        std::fs::create_dir_all(fx.proj.join(d)).unwrap();
-    }
+    let fx = fixture_with(&["$P/build/node_modules", "$P/dist/node_modules"], &[]);
     std::os::unix::fs::symlink(&fx.home, fx.proj.join("homelink")).unwrap();
-    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
     run_table_in(
         &fx,
         vec![
@@ -82,35 +103,30 @@ async fn removals_through_plainly_set_variables_are_checked_word_by_word() {
 /// has them checked instead (`for x in .cache; do rm -rf "$HOME/$x"; done`).
 #[tokio::test]
 async fn a_removal_that_an_empty_variable_makes_the_home_or_the_root_asks() {
-    let fx = Fixture::new();
-    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
-    run_table_in(
-        &fx,
-        vec![
-            bypass("ask", "rm -rf \"${HOME}/$x\""),
-            bypass("ask", "rm -rf \"${HOME}/${x}/\""),
-            bypass("ask", "rm -rf ~/\"$x\""),
-            bypass("ask", "rm -rf \"/$X\""),
-            bypass("ask", "rm -rf /\"$a\"/\"$b\""),
-            bypass("ask", "rm -rf \"${PWD}/$x\""),
-            bypass("ask", "rm -rf \"$(pwd)/$x\""),
-            bypass("ask", "rm -rf \"${HOME}/$(cat name)\""),
-            bypass("ask", "rm -rf \"$BUILD/$x\"/*"),
-            bypass("ask", "find ~/\"$x\" -delete"),
-            bypass("ask", "for x in .ssh; do rm -rf \"${HOME}/$x\"; done"),
-            bypass("allow", "rm -rf \"${HOME}/.cache/$x\""),
-            bypass("allow", "rm -rf \"${HOME}/$x/build\""),
-            bypass("allow", "rm -rf \"build/$x\""),
-            bypass("allow", "rm -rf \"$BUILD/$x\""),
-            // An expansion that stops the command when empty, or has a default, is no gap.
-            bypass("allow", "rm -rf \"${HOME}/${x:?}\""),
-            bypass("allow", "rm -rf \"${HOME:?}/${x:?}\""),
-            bypass("allow", "rm -rf /\"${d:-build}\""),
-            bypass("ask", "rm -rf /\"${d:+x}\""),
-            bypass("ask", "rm -rf /\"${d:-}\""),
-            bypass("allow", "for x in .cache; do rm -rf \"${HOME}/$x\"; done"),
-        ],
-    )
+    run_table(vec![
+        bypass("ask", "rm -rf \"${HOME}/$x\""),
+        bypass("ask", "rm -rf \"${HOME}/${x}/\""),
+        bypass("ask", "rm -rf ~/\"$x\""),
+        bypass("ask", "rm -rf \"/$X\""),
+        bypass("ask", "rm -rf /\"$a\"/\"$b\""),
+        bypass("ask", "rm -rf \"${PWD}/$x\""),
+        bypass("ask", "rm -rf \"$(pwd)/$x\""),
+        bypass("ask", "rm -rf \"${HOME}/$(cat name)\""),
+        bypass("ask", "rm -rf \"$BUILD/$x\"/*"),
+        bypass("ask", "find ~/\"$x\" -delete"),
+        bypass("ask", "for x in .ssh; do rm -rf \"${HOME}/$x\"; done"),
+        bypass("allow", "rm -rf \"${HOME}/.cache/$x\""),
+        bypass("allow", "rm -rf \"${HOME}/$x/build\""),
+        bypass("allow", "rm -rf \"build/$x\""),
+        bypass("allow", "rm -rf \"$BUILD/$x\""),
+        // An expansion that stops the command when empty, or has a default, is no gap.
+        bypass("allow", "rm -rf \"${HOME}/${x:?}\""),
+        bypass("allow", "rm -rf \"${HOME:?}/${x:?}\""),
+        bypass("allow", "rm -rf /\"${d:-build}\""),
+        bypass("ask", "rm -rf /\"${d:+x}\""),
+        bypass("ask", "rm -rf /\"${d:-}\""),
+        bypass("allow", "for x in .cache; do rm -rf \"${HOME}/$x\"; done"),
+    ])
     .await;
 }
 
@@ -122,14 +138,7 @@ async fn a_removal_that_an_empty_variable_makes_the_home_or_the_root_asks() {
 /// is a list rewritten on the way (`| sed …`), which names other paths.
 #[tokio::test]
 async fn what_find_finds_taken_away_otherwise_or_through_line_filters_is_checked() {
-    let fx = Fixture::new();
-    std::fs::create_dir_all(fx.proj.join(".git/refs/heads")).unwrap();
-    std::fs::write(fx.proj.join(".git/refs/heads/main"), "0123").unwrap();
-    std::fs::create_dir_all(fx.home.join(".config/git")).unwrap();
-    std::fs::write(fx.home.join(".config/git/config"), "[user]").unwrap();
-    std::fs::create_dir_all(fx.home.join(".config/app")).unwrap();
-    std::fs::write(fx.home.join(".config/app/settings"), "x").unwrap();
-    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    let fx = fixture_with(&[], &[BRANCH, GIT_CONFIG, ("$H/.config/app/settings", "x")]);
     run_table_in(
         &fx,
         vec![
@@ -160,10 +169,7 @@ async fn what_find_finds_taken_away_otherwise_or_through_line_filters_is_checked
 /// branch's ref asks even in bypass mode, `*.pyc` files do not.
 #[tokio::test]
 async fn an_rm_of_lines_read_from_find_removes_what_find_finds() {
-    let fx = Fixture::new();
-    std::fs::create_dir_all(fx.proj.join(".git/refs/heads")).unwrap();
-    std::fs::write(fx.proj.join(".git/refs/heads/main"), "0123").unwrap();
-    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    let fx = fixture_with(&[], &[BRANCH]);
     run_table_in(
         &fx,
         vec![
@@ -243,13 +249,7 @@ fn path_rules_that_match_other_than_meant_are_warned_about() {
 /// done` stays allowed), and so does an expansion that is never empty.
 #[tokio::test]
 async fn adversarial_spellings_of_empty_or_unset_variables_ask() {
-    let fx = Fixture::new();
-    for d in ["build/a", "dist/b"] {
-        std::fs::create_dir_all(fx.proj.join(d)).unwrap();
-    }
-    std::fs::create_dir_all(fx.proj.join(".git/refs/heads")).unwrap();
-    std::fs::write(fx.proj.join(".git/refs/heads/main"), "0123").unwrap();
-    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    let fx = fixture_with(&["$P/build/a", "$P/dist/b"], &[BRANCH]);
     run_table_in(
         &fx,
         vec![
@@ -303,13 +303,12 @@ async fn adversarial_spellings_of_empty_or_unset_variables_ask() {
 /// names.
 #[tokio::test]
 async fn a_config_directory_with_git_in_it_or_empty_git_directories_ask() {
-    let fx = Fixture::new();
-    std::fs::create_dir_all(fx.home.join(".config/git")).unwrap();
-    std::fs::write(fx.home.join(".config/git/config"), "[user]").unwrap();
-    std::fs::create_dir_all(fx.home.join("other/.config/fish")).unwrap();
-    std::fs::create_dir_all(fx.proj.join(".git/refs/tags")).unwrap();
-    std::fs::create_dir_all(fx.proj.join("build/empty")).unwrap();
-    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    let dirs = [
+        "$H/other/.config/fish",
+        "$P/.git/refs/tags",
+        "$P/build/empty",
+    ];
+    let fx = fixture_with(&dirs, &[GIT_CONFIG]);
     run_table_in(
         &fx,
         vec![
@@ -331,22 +330,13 @@ async fn a_config_directory_with_git_in_it_or_empty_git_directories_ask() {
 /// `git --work-tree=src rm` does; without the variable the pathspec is checked as written.
 #[tokio::test]
 async fn git_work_tree_set_on_the_line_makes_pathspecs_unchecked() {
-    let fx = Fixture::new();
-    let deny = ["Edit(./src/**)"];
-    let bypass = |expect, command: &str| {
-        case(expect, "Bash", command)
-            .mode("bypassPermissions")
-            .deny(&deny)
-    };
-    run_table_in(
-        &fx,
-        vec![
-            bypass("ask", "GIT_WORK_TREE=src git rm -f main.rs"),
-            bypass("ask", "env GIT_WORK_TREE=src git restore main.rs"),
-            bypass("ask", "export GIT_WORK_TREE=src; git checkout -- main.rs"),
-            bypass("deny", "git rm -f src/main.rs"),
-            bypass("allow", "git rm -f README.md"),
-        ],
-    )
+    let bypass = |expect, command: &str| self::bypass(expect, command).deny(&["Edit(./src/**)"]);
+    run_table(vec![
+        bypass("ask", "GIT_WORK_TREE=src git rm -f main.rs"),
+        bypass("ask", "env GIT_WORK_TREE=src git restore main.rs"),
+        bypass("ask", "export GIT_WORK_TREE=src; git checkout -- main.rs"),
+        bypass("deny", "git rm -f src/main.rs"),
+        bypass("allow", "git rm -f README.md"),
+    ])
     .await;
 }

@@ -10,7 +10,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
-use common::{ctx, fail, text};
+use common::{assert_rerun_passed, ctx, fail, rerun_test, text};
 use serde_json::json;
 use tools_builtin::{Glob, Grep};
 
@@ -115,39 +115,19 @@ async fn glob_names_a_directory_of_another_user() {
         fs::Permissions::from_mode(if as_root { 0o700 } else { 0o000 }),
     )
     .unwrap();
-    let mut run = if as_root {
-        // A copy of this test binary beside the tree, which `nobody` can run whatever the
-        // permissions of the checkout's own directories.
-        let exe = tmp.path().join("review29-test");
-        fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
-        fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
-        let probe = std::process::Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "true"])
-            .status();
-        if !probe.is_ok_and(|s| s.success()) {
-            println!("skipped: running as root, and setpriv cannot run a command as nobody");
-            return;
-        }
-        let mut cmd = std::process::Command::new("setpriv");
-        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
-        cmd.arg(exe);
-        cmd
-    } else {
-        std::process::Command::new(std::env::current_exe().unwrap())
-    };
-    let out = run
-        .args(["--exact", "glob_names_a_directory_of_another_user"])
-        .current_dir(&perm)
-        .env(DIR, &perm)
-        .output()
-        .unwrap();
-    fs::set_permissions(&private, fs::Permissions::from_mode(0o755)).unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && said.contains("1 passed"),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
+    // As root, `nobody` runs a copy of this test binary beside the tree.
+    let out = rerun_test(
+        "glob_names_a_directory_of_another_user",
+        DIR,
+        &perm,
+        as_root.then(|| tmp.path().join("review29-test")).as_deref(),
     );
+    fs::set_permissions(&private, fs::Permissions::from_mode(0o755)).unwrap();
+    let Some(out) = out else {
+        println!("skipped: running as root, and setpriv cannot run a command as nobody");
+        return;
+    };
+    assert_rerun_passed(&out);
 }
 
 /// A pattern's fixed directories follow the rule every path follows: kept in the Unicode

@@ -6,7 +6,7 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use common::{ctx, fail, run, set_mtime, text};
+use common::{assert_rerun_passed, ctx, fail, rerun_test, run, set_mtime, text};
 use serde_json::json;
 use tools_builtin::{Glob, Grep};
 
@@ -762,32 +762,17 @@ async fn an_unreadable_search_root_is_an_error() {
     let noread = dir.path().join("noread.txt");
     fs::write(&noread, "hello\n").unwrap();
     fs::set_permissions(&noread, fs::Permissions::from_mode(0o000)).unwrap();
-    let mut run = if fs::read_dir(&locked).is_ok() {
-        // A copy of this test binary beside the directory, which `nobody` can run whatever
-        // the permissions of the checkout's own directories.
-        let exe = dir.path().join("search-test");
-        fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
-        fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
-        let mut cmd = std::process::Command::new("setpriv");
-        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
-        cmd.arg(exe);
-        cmd
-    } else {
-        std::process::Command::new(std::env::current_exe().unwrap())
-    };
-    let out = run
-        .args(["--exact", "an_unreadable_search_root_is_an_error"])
-        .current_dir(dir.path())
-        .env(DIR, dir.path())
-        .output()
-        .unwrap();
-    fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && said.contains("1 passed"),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
+    // Where the directory can be listed all the same (as root), `nobody` runs a copy of
+    // this test binary beside the directory.
+    let as_nobody = fs::read_dir(&locked).is_ok();
+    let out = rerun_test(
+        "an_unreadable_search_root_is_an_error",
+        DIR,
+        dir.path(),
+        as_nobody.then(|| dir.path().join("search-test")).as_deref(),
     );
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+    assert_rerun_passed(&out.expect("setpriv cannot run a command as nobody"));
 }
 
 /// Count mode counts what `rg -c` counts: matching lines, and with `multiline` each match

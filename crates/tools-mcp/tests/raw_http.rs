@@ -5,9 +5,8 @@
 
 mod common;
 
-use std::io::BufRead as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{ChildGuard, call, tool};
@@ -20,22 +19,9 @@ fn opts() -> McpOptions {
 
 /// Starts the raw server in `mode`, logging to `log`. Returns the guard and its endpoint.
 fn start_raw(mode: &str, log: &Path) -> (ChildGuard, String) {
-    let mut child = Command::new(common::example("raw_http_server"))
-        .args(["--mode", mode, "--log"])
-        .arg(log)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let guard = ChildGuard(child);
-    let mut port = String::new();
-    std::io::BufReader::new(stdout)
-        .read_line(&mut port)
-        .unwrap();
-    let port: u16 = port.trim().parse().expect("the server printed no port");
-    (guard, format!("http://127.0.0.1:{port}/mcp"))
+    let mut command = Command::new(common::example("raw_http_server"));
+    command.args(["--mode", mode, "--log"]).arg(log);
+    common::start_port_printer(command)
 }
 
 /// Waits up to 10 s for the log at `path` to hold a line containing `needle`.

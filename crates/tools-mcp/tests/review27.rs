@@ -21,40 +21,10 @@ fn opts() -> McpOptions {
     o
 }
 
-/// A Streamable HTTP server in Python that answers `initialize`, `tools/list` (one tool,
-/// `t`) and pings properly, and `tools/call` as its `mode` says. It prints its port first.
-const HTTP_SERVER: &str = r#"import sys, json
-from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
-mode = sys.argv[1]
-class H(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def log_message(self, *a):
-        pass
-    def do_GET(self):
-        self.send_response(405); self.send_header("Content-Length", "0"); self.end_headers()
-    def do_DELETE(self):
-        self.send_response(200); self.send_header("Content-Length", "0"); self.end_headers()
-    def reply(self, obj, ctype="application/json"):
-        body = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
-        self.send_response(200); self.send_header("Content-Type", ctype)
-        self.send_header("Mcp-Session-Id", "s1")
-        self.send_header("Content-Length", str(len(body))); self.end_headers()
-        self.wfile.write(body)
-    def do_POST(self):
-        n = int(self.headers.get("Content-Length", 0))
-        m = json.loads(self.rfile.read(n))
-        meth, mid = m.get("method"), m.get("id")
-        if mid is None:
-            self.send_response(202); self.send_header("Content-Length", "0"); self.end_headers()
-            return
-        if meth == "initialize":
-            return self.reply({"jsonrpc": "2.0", "id": mid, "result": {
-                "protocolVersion": m["params"]["protocolVersion"],
-                "capabilities": {"tools": {}}, "serverInfo": {"name": "hh", "version": "1"}}})
-        if meth == "tools/list":
-            return self.reply({"jsonrpc": "2.0", "id": mid,
-                               "result": {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}})
-        if meth == "ping":
+/// The rest of a Streamable HTTP server in Python ([`common::python_http_server`], which
+/// answers `initialize` and `tools/list`, one tool `t`): pings answered properly, and
+/// `tools/call` as its `mode` says.
+const HTTP_METHODS: &str = r#"        if meth == "ping":
             return self.reply({"jsonrpc": "2.0", "id": mid, "result": {}})
         if meth == "tools/call":
             if mode == "wrongid":
@@ -82,15 +52,12 @@ class H(BaseHTTPRequestHandler):
                     "content": [{"type": "text", "text": "ok"}], "structuredContent": {"a": v}}})
             return self.reply({"jsonrpc": "2.0", "id": mid,
                                "result": {"content": [{"type": "text", "text": "ok"}]}})
-        self.reply({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "nf"}})
-server = ThreadingHTTPServer(("127.0.0.1", 0), H)
-print(server.server_address[1], flush=True)
-server.serve_forever()
 "#;
 
-/// Starts [`HTTP_SERVER`] in `mode` from `dir`. Returns the guard and its endpoint.
+/// Starts the server of [`HTTP_METHODS`] in `mode` from `dir`. Returns the guard and its
+/// endpoint.
 fn start_http(dir: &std::path::Path, mode: &str) -> (ChildGuard, String) {
-    common::start_python_http(dir, HTTP_SERVER, mode)
+    common::start_python_http(dir, &common::python_http_server(HTTP_METHODS), mode)
 }
 
 /// Calls `t` on an HTTP server in `mode` and returns the error, with how long it took.
@@ -210,27 +177,9 @@ async fn unreadable_http_answers_are_said_in_words() {
     }
 }
 
-/// The lines of a Python stdio server before its loop body: `out(m)` writes a message,
-/// `answer(i, result)` a result, `init(msg, caps)` the `initialize` result.
-const PY_PRELUDE: &str = r#"import sys, json, base64
-def out(m):
-    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
-def answer(i, result):
-    out({"jsonrpc": "2.0", "id": i, "result": result})
-def init(msg, caps):
-    return {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": caps,
-            "serverInfo": {"name": "py", "version": "1"}}
-for line in sys.stdin:
-    msg = json.loads(line)
-    m, i = msg.get("method"), msg.get("id")
-"#;
-
 /// A stdio server in Python named `name` whose loop body is `handler`.
 fn python_server(dir: &std::path::Path, name: &str, handler: &str) -> ServerConfig {
-    let script = dir.join(format!("{name}.py"));
-    let body: String = handler.lines().map(|l| format!("    {l}\n")).collect();
-    std::fs::write(&script, format!("{PY_PRELUDE}{body}")).unwrap();
-    ServerConfig::stdio(name, "python3", [script.display().to_string()])
+    common::python_server(dir, name, name, handler)
 }
 
 /// A resource read whose contents hold a blob that is not base64 among good ones fails

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{ChildGuard, call, tool};
+use common::{ChildGuard, call, python_server, tool};
 use serde_json::json;
 use tools_mcp::{
     ConfigLoader, Diagnostic, EnvLookup, McpManager, McpOptions, McpPolicy, ServerConfig, Severity,
@@ -26,42 +26,11 @@ fn opts() -> McpOptions {
     o
 }
 
-/// A Streamable HTTP server in Python that answers `initialize`, `tools/list` (one tool,
-/// `t`) and notifications, and pings and `tools/call` as its `mode` says: `ok` answers
-/// them, `silent` never answers either (each waits for an hour), `die` ends the whole
-/// process on `tools/call` without answering it. It prints its port first.
-const HTTP_SERVER: &str = r#"import sys, json, os, time
-from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
-mode = sys.argv[1]
-class H(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def log_message(self, *a):
-        pass
-    def do_GET(self):
-        self.send_response(405); self.send_header("Content-Length", "0"); self.end_headers()
-    def do_DELETE(self):
-        self.send_response(200); self.send_header("Content-Length", "0"); self.end_headers()
-    def reply(self, obj):
-        body = json.dumps(obj).encode()
-        self.send_response(200); self.send_header("Content-Type", "application/json")
-        self.send_header("Mcp-Session-Id", "s1")
-        self.send_header("Content-Length", str(len(body))); self.end_headers()
-        self.wfile.write(body)
-    def do_POST(self):
-        n = int(self.headers.get("Content-Length", 0))
-        m = json.loads(self.rfile.read(n))
-        meth, mid = m.get("method"), m.get("id")
-        if mid is None:
-            self.send_response(202); self.send_header("Content-Length", "0"); self.end_headers()
-            return
-        if meth == "initialize":
-            return self.reply({"jsonrpc": "2.0", "id": mid, "result": {
-                "protocolVersion": m["params"]["protocolVersion"],
-                "capabilities": {"tools": {}}, "serverInfo": {"name": "hh", "version": "1"}}})
-        if meth == "tools/list":
-            return self.reply({"jsonrpc": "2.0", "id": mid,
-                               "result": {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}})
-        if meth in ("ping", "tools/call") and mode == "silent":
+/// The rest of a Streamable HTTP server in Python ([`common::python_http_server`], which
+/// answers `initialize`, `tools/list` (one tool, `t`) and notifications): pings and
+/// `tools/call` as its `mode` says: `ok` answers them, `silent` never answers either (each
+/// waits for an hour), `die` ends the whole process on `tools/call` without answering it.
+const HTTP_METHODS: &str = r#"        if meth in ("ping", "tools/call") and mode == "silent":
             time.sleep(3600)
         if meth == "tools/call" and mode == "die":
             os._exit(1)
@@ -70,39 +39,12 @@ class H(BaseHTTPRequestHandler):
         if meth == "tools/call":
             return self.reply({"jsonrpc": "2.0", "id": mid,
                                "result": {"content": [{"type": "text", "text": "ok"}]}})
-        self.reply({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "nf"}})
-server = ThreadingHTTPServer(("127.0.0.1", 0), H)
-print(server.server_address[1], flush=True)
-server.serve_forever()
 "#;
 
-/// Starts [`HTTP_SERVER`] in `mode` from `dir`. Returns the guard and its endpoint.
+/// Starts the server of [`HTTP_METHODS`] in `mode` from `dir`. Returns the guard and its
+/// endpoint.
 fn start_http(dir: &std::path::Path, mode: &str) -> (ChildGuard, String) {
-    common::start_python_http(dir, HTTP_SERVER, mode)
-}
-
-/// The lines of a Python stdio server before its loop body: `out(m)` writes a message,
-/// `answer(i, result)` a result, `init(msg, caps)` the `initialize` result.
-const PY_PRELUDE: &str = r#"import sys, json
-def out(m):
-    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
-def answer(i, result):
-    out({"jsonrpc": "2.0", "id": i, "result": result})
-def init(msg, caps):
-    return {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": caps,
-            "serverInfo": {"name": "py", "version": "1"}}
-for line in sys.stdin:
-    msg = json.loads(line)
-    m, i = msg.get("method"), msg.get("id")
-"#;
-
-/// A stdio server in Python named `name` (its script in `dir` as `script.py`) whose loop
-/// body is `handler`.
-fn python_server(dir: &std::path::Path, name: &str, script: &str, handler: &str) -> ServerConfig {
-    let path = dir.join(format!("{script}.py"));
-    let body: String = handler.lines().map(|l| format!("    {l}\n")).collect();
-    std::fs::write(&path, format!("{PY_PRELUDE}{body}")).unwrap();
-    ServerConfig::stdio(name, "python3", [path.display().to_string()])
+    common::start_python_http(dir, &common::python_http_server(HTTP_METHODS), mode)
 }
 
 /// A loop body listing the tools named `tools` and failing every call with a JSON-RPC

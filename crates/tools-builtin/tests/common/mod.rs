@@ -3,6 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
@@ -139,4 +140,46 @@ pub async fn gone_within(pgid: i32, limit: Duration) -> bool {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     live_in_group(pgid).is_empty()
+}
+
+/// Runs the test `name` of this test binary again, in `dir` with the variable `var` set to
+/// `dir` (the test reads it to know it is the second run), and returns what it printed.
+/// With `nobody_exe` it runs as the user `nobody` (through `setpriv`) from a copy of the
+/// binary made there (mode 755), which `nobody` can run whatever the permissions of the
+/// checkout's own directories; `None` when `setpriv` cannot run a command as `nobody`.
+/// Without, it runs as this user.
+pub fn rerun_test(name: &str, var: &str, dir: &Path, nobody_exe: Option<&Path>) -> Option<Output> {
+    use std::os::unix::fs::PermissionsExt as _;
+    const AS_NOBODY: [&str; 3] = ["--reuid=65534", "--regid=65534", "--clear-groups"];
+    let mut command = match nobody_exe {
+        Some(exe) => {
+            std::fs::copy(std::env::current_exe().unwrap(), exe).unwrap();
+            std::fs::set_permissions(exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let probe = Command::new("setpriv").args(AS_NOBODY).arg("true").status();
+            if !probe.is_ok_and(|s| s.success()) {
+                return None;
+            }
+            let mut command = Command::new("setpriv");
+            command.args(AS_NOBODY).arg(exe);
+            command
+        }
+        None => Command::new(std::env::current_exe().unwrap()),
+    };
+    let out = command
+        .args(["--exact", name])
+        .current_dir(dir)
+        .env(var, dir)
+        .output()
+        .unwrap();
+    Some(out)
+}
+
+/// Asserts that a [`rerun_test`] ran its one test and it passed.
+pub fn assert_rerun_passed(out: &Output) {
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && said.contains("1 passed"),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -1207,14 +1207,17 @@ impl FileLoader<'_> {
             // here, once, rather than found out by a hook that never fires. The handler
             // stays: that is what was configured. Given by `--settings`, it stops the
             // command ([`LoadedHooks::command_line_errors`](crate::LoadedHooks::command_line_errors)).
-            let never = if_rule_problem(&rule)
-                .map(|problem| format!("is not a valid permission rule ({problem})"))
-                .or_else(|| {
-                    TOOL_EVENTS
-                        .contains(&event)
-                        .then(|| if_tool_name_problem(&rule))
-                        .flatten()
-                });
+            // On an event that sees no tool call the condition has nothing to match.
+            let never = if TOOL_EVENTS.contains(&event) {
+                if_rule_problem(&rule)
+                    .map(|problem| format!("is not a valid permission rule ({problem})"))
+                    .or_else(|| if_tool_name_problem(&rule))
+            } else {
+                Some(format!(
+                    "is read on tool events only ({}), and {event} sees no tool call",
+                    TOOL_EVENTS.join(", ")
+                ))
+            };
             if let Some(problem) = never {
                 self.report(
                     DiagnosticKind::NotRun,

@@ -306,7 +306,12 @@ async fn generic_events() {
         "UserPromptSubmit": [{"hooks": [cmd("echo 'no secrets' >&2; exit 2")]}],
         "Stop": [{"hooks": [cmd("echo '{\"decision\":\"block\",\"reason\":\"tests not run\"}'")]}]
     });
-    let r = runner(hooks);
+    // The `if` on SessionStart is said to never run; the rest loads as written.
+    let (config, diags) =
+        tool_hooks::HooksConfig::from_hooks_value(&hooks, tool_core::RuleSource::UserSettings);
+    let places: Vec<&str> = diags.iter().map(|d| d.location.as_str()).collect();
+    assert_eq!(places, ["hooks.SessionStart[0].hooks[3].if"], "{diags:?}");
+    let r = tool_hooks::HookRunner::new(config);
     let mut extra = Map::new();
     extra.insert("source".into(), json!("startup"));
     let out = r

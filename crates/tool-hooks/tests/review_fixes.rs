@@ -442,6 +442,42 @@ async fn a_malformed_if_rule_is_reported_and_never_runs() {
     assert!(!ran.exists());
 }
 
+/// An `if` on an event that sees no tool call (Stop, UserPromptSubmit, SessionStart, …)
+/// never lets its hook run, as in Claude Code: said when the configuration is loaded,
+/// naming the event and the rule (the hook was silently never run), as a hook that never
+/// runs (`NotRun`). The hook stays configured and does not run; the same `if` on a tool
+/// event is no problem.
+#[tokio::test]
+async fn an_if_on_an_event_without_tool_calls_is_reported() {
+    let env = Env::new();
+    let ran = env.path("ran");
+    let touch = format!("touch '{}'", ran.display());
+    let hooks = json!({
+        "SessionStart": [{"hooks": [{"type": "command", "command": touch, "if": "Bash(git *)"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "true", "if": "Bash(git *)"},
+        ]}],
+    });
+    let (config, diags) = HooksConfig::from_hooks_value(&hooks, RuleSource::ProjectSettings);
+    let text: Vec<String> = diags.iter().map(ToString::to_string).collect();
+    assert_eq!(diags.len(), 1, "{text:#?}");
+    let d = &diags[0];
+    assert_eq!(d.location, "hooks.SessionStart[0].hooks[0].if", "{text:#?}");
+    assert_eq!(d.kind, tool_hooks::DiagnosticKind::NotRun, "{text:#?}");
+    for needle in [
+        "SessionStart",
+        "Bash(git *)",
+        "tool events only",
+        "never runs",
+    ] {
+        assert!(d.to_string().contains(needle), "{needle}: {text:#?}");
+    }
+    let r = tool_hooks::HookRunner::new(config);
+    r.run_event("SessionStart", Map::new(), Some("startup"), &env.ctx())
+        .await;
+    assert!(!ran.exists());
+}
+
 /// Each diagnostic says whether the configuration is wrong (`Invalid`: a host may refuse to
 /// start, as `--settings` does) or read and, by design, not run (`NotRun`: a handler type
 /// this layer does not run, a malformed `if`, an http URL the policy keeps out, a setting

@@ -20,7 +20,7 @@ use crate::bash::commands::{
     git_content, git_repository_elsewhere, has_option, has_path_operands, is_read_only,
     is_transparent, lists_the_cwd_by_default, options_after_operands, path_args, path_use,
     reads_listed_files, reads_only_whatever_is_appended, reads_trees, safe_wrapper_len,
-    wrapped_command_starts, wrapped_readings, xargs_arg_files,
+    sed_in_place, wrapped_command_starts, wrapped_readings, xargs_arg_files,
 };
 use crate::bash::file_uses::{config_variables, file_uses};
 use crate::bash::parse::{
@@ -2626,6 +2626,8 @@ impl PermissionEngine {
         // git's packs), or remove one with a directory it matches (`-name lib -exec rm -rf`):
         // looked for in the tree.
         // (Not one whose only filter is `-empty`: no content of any file.)
+        // What it does to what it finds (deletes, empties, overwrites …), for the messages.
+        let find_loss = find_deletion.as_ref().map_or(Loss::Deletes, |d| d.loss);
         let find_names = find_deletion
             .filter(|d| !d.everything && !d.name_tests.is_empty())
             .map(|d| (d.name_tests, d.recursive, d.follows_links, d.roots_follow));
@@ -2929,10 +2931,18 @@ impl PermissionEngine {
                         && !glob_dirs.contains(&p)
                         && let Some(why) = self.protected_inside(&p, name != "rmdir")
                     {
-                        let why = format!(
-                            "`{text}` would remove or move {} with everything in it: it {why}.",
-                            p.display()
-                        );
+                        let why = if name == "find" {
+                            format!(
+                                "`{text}` may {} what {} holds: it {why}.",
+                                find_loss.verb(),
+                                p.display()
+                            )
+                        } else {
+                            format!(
+                                "`{text}` would remove or move {} with everything in it: it {why}.",
+                                p.display()
+                            )
+                        };
                         worst = Some(pick(worst, Finding::safety_ask(why, text.clone())));
                     }
                     if let Some((tests, recursive, follows, roots_follow)) = &find_names
@@ -2940,7 +2950,7 @@ impl PermissionEngine {
                         && (tree_root || (*roots_follow && p.is_dir()))
                         && let Some(why) = protected_names_matching(&p, tests, *recursive, *follows)
                     {
-                        let why = format!("`{text}` may delete {why}.");
+                        let why = format!("`{text}` may {} {why}.", find_loss.verb());
                         worst = Some(pick(worst, Finding::safety_ask(why, text.clone())));
                     }
                     if tree_changed(index)
@@ -3936,7 +3946,8 @@ impl PermissionEngine {
         // finds it, as `rm` of it would.
         if !deletion.everything && deletion.names == FindNameFilter::Protected {
             return Some(format!(
-                "`{text}` deletes files of a protected name (such as .git, .claude or .bashrc) wherever it finds them"
+                "`{text}` {} files of a protected name (such as .git, .claude or .bashrc) wherever it finds them",
+                deletion.loss.verbs()
             ));
         }
         // A filtered one deletes part of what its roots hold: a root that cannot be listed
@@ -3945,6 +3956,7 @@ impl PermissionEngine {
         // of [`protected_names_matching`] and as its roots' removal.
         let filtered = !deletion.everything;
         let (roots_at, expression_at) = (deletion.roots_at, deletion.expression_at);
+        let (verb, verbs) = (deletion.loss.verb(), deletion.loss.verbs());
         let home = ctx.home().or(self.roots.home.as_deref());
         let critical = CriticalDirs::new(home, &ctx.working_directories());
         // No root: find walks `.`.
@@ -4001,9 +4013,9 @@ impl PermissionEngine {
                 }),
                 None => {
                     let what = if filtered {
-                        "deletes what its filters let through under"
+                        format!("{verbs} what its filters let through under")
                     } else {
-                        "deletes everything under"
+                        format!("{verbs} everything under")
                     };
                     // A variable the line sets otherwise (`for d in ~; do find "$d" -delete;
                     // done`).
@@ -4024,14 +4036,14 @@ impl PermissionEngine {
             let v = literal_tilde(root);
             if user_home(&root.raw).is_some() {
                 return Some(format!(
-                    "`{text}` deletes everything under the home directory of a user ({}), which may be a critical directory such as /bin or /root",
+                    "`{text}` {verbs} everything under the home directory of a user ({}), which may be a critical directory such as /bin or /root",
                     root.raw
                 ));
             }
             if let Some(spelled) = self.tilde_without_home(&v, &sub.cwd, &sub.other_cwds, ctx) {
                 if computed_path_safety(&spelled, PathUse::Write, true).is_some() {
                     return Some(format!(
-                        "`{text}` deletes everything under the home directory ({}), which is not known here",
+                        "`{text}` {verbs} everything under the home directory ({}), which is not known here",
                         root.raw
                     ));
                 }
@@ -4044,7 +4056,7 @@ impl PermissionEngine {
                     || computed_path_safety(&format!("$PWD/{v}"), PathUse::Write, true).is_some()
                 {
                     return Some(format!(
-                        "`{text}` deletes {} under {} after a `cd` to a directory that is not known, which may be a whole directory such as the home or the project",
+                        "`{text}` {verbs} {} under {} after a `cd` to a directory that is not known, which may be a whole directory such as the home or the project",
                         if filtered { "files" } else { "everything" },
                         root.raw
                     ));
@@ -4057,7 +4069,7 @@ impl PermissionEngine {
             for p in paths {
                 if critical.contains(&p) || critical.contains(&resolve_symlinks(&p)) {
                     return Some(format!(
-                        "`{text}` would delete everything under the critical directory {}",
+                        "`{text}` would {verb} everything under the critical directory {}",
                         p.display()
                     ));
                 }
@@ -4280,16 +4292,21 @@ impl PermissionEngine {
     }
 
     /// The safety check of an `rm` (or another program that takes away what it is given:
-    /// `unlink`, `truncate`, `shred`, `mv`, `rmdir`) that `xargs` runs on what a pipeline's
-    /// earlier stage prints ([`SimpleCommand::fed_by`]): fed by `find ROOTS EXPR`, it removes
-    /// what `find ROOTS EXPR -exec rm … {} +` would, and is checked as that command (`find ~ |
-    /// xargs rm -rf` is a critical removal, `find . -name '*.pyc' | xargs rm` stays allowed,
-    /// `find . -name main | xargs truncate -s0` empties a branch's ref); an `rm` fed by anything
-    /// else (`echo ~`, `ls`, `pwd`), a recursive one may remove a whole directory such as the
-    /// home or the project, which cannot be checked, as is one fed by what is not known here
-    /// (`xargs rm -rf < list`). So is one in a loop that reads the stage's lines into the
-    /// variables it removes (`find . -name main | while read f; do rm "$f"; done`). Only
-    /// safety checks and denials count: the `rm` itself is checked as before.
+    /// `unlink`, `truncate`, `shred`, `mv`, `rmdir`, or overwrites it: `sed -i`, `perl -i`,
+    /// `cp /dev/null F`, `dd of=F`, `tee F`; [`takes_away_found`]) that `xargs` runs on what a
+    /// pipeline's earlier stage prints ([`SimpleCommand::fed_by`]): fed by `find ROOTS EXPR`,
+    /// it takes away what `find ROOTS EXPR -exec rm … {} +` would, and is checked as that
+    /// command (`find ~ | xargs rm -rf` is a critical removal, `find . -name '*.pyc' | xargs
+    /// rm` stays allowed, `find . -name main | xargs truncate -s0` empties a branch's ref); an
+    /// `rm` fed by anything else (`echo ~`, `ls`, `pwd`), a recursive one may remove a whole
+    /// directory such as the home or the project, which cannot be checked, as is one fed by
+    /// what is not known here (`xargs rm -rf < list`). So is one whose operands are what the
+    /// producer prints, each one variable's or one substitution's: a loop reading the
+    /// stage's lines into the variables it removes (`find . -name main | while read f; do rm
+    /// "$f"; done`, `done < <(find …)`), a `for` over a substitution (`for f in $(find …)`),
+    /// the substitution itself (`rm $(find …)`), a shell script find runs (`-exec sh -c 'rm
+    /// "$1"' _ {} \;`). Only safety checks and denials count: the program itself is checked
+    /// as before.
     fn removes_what_it_is_fed(
         &self,
         set: &RuleSet,
@@ -4301,22 +4318,53 @@ impl PermissionEngine {
     ) -> Option<Finding> {
         let words = behind_removal_wrappers(effective_words(sub)?);
         let name = words.first()?.value.as_deref().map(basename)?;
-        if !TAKES_AWAY_WHAT_IT_IS_GIVEN.contains(&name) {
-            return None;
-        }
-        // One in a loop that reads what the stage before prints (`find … | while read f; do
-        // rm "$f"; done`) takes it through its variable operands, as one `xargs` runs does.
+        // One whose operands are what it is fed, through variables or substitutions, takes
+        // it through them, as one `xargs` runs takes what it appends.
         let reads_its_operands =
-            !sub.run_by_xargs && sub.fed_by.is_some() && words[1..].iter().any(is_one_variable);
+            !sub.run_by_xargs && sub.fed_by.is_some() && words[1..].iter().any(is_fed_operand);
         if !sub.run_by_xargs && !reads_its_operands {
             return None;
         }
-        let words: Vec<Word> = words
-            .iter()
-            .filter(|w| !(reads_its_operands && is_one_variable(w)))
-            .cloned()
-            .collect();
-        let words = &words[..];
+        // The program as `find -exec` would run it on the same files: `{}` where they go
+        // (in place of the operands fed, of xargs's `{}`, or appended).
+        let word = |v: &str| Word {
+            raw: v.into(),
+            value: Some(v.into()),
+            plain: true,
+            glob: false,
+        };
+        let in_place = sub.filled_in_place
+            && words
+                .iter()
+                .any(|w| w.value.as_deref().is_some_and(|v| v.contains("{}")));
+        let taker: Vec<Word> = if reads_its_operands {
+            let mut exec: Vec<Word> = words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| {
+                    if i > 0 && is_fed_operand(w) {
+                        word("{}")
+                    } else {
+                        w.clone()
+                    }
+                })
+                .collect();
+            exec.dedup_by(|a, b| a.raw == "{}" && b.raw == "{}");
+            exec
+        } else if in_place {
+            words.to_vec()
+        } else {
+            let mut exec = words.to_vec();
+            exec.push(word("{}"));
+            exec
+        };
+        let loss = takes_away_found(&taker)?;
+        let mut exec = taker.clone();
+        exec.push(word(if reads_its_operands || in_place {
+            ";"
+        } else {
+            "+"
+        }));
         let text = sub.raw_text();
         let Some(producer) = sub.fed_by.as_ref() else {
             // Fed by what is not known here (a redirected or compound stage, a file: `xargs
@@ -4335,17 +4383,8 @@ impl PermissionEngine {
             .join(" ");
         if producer.first()?.value.as_deref().map(basename) == Some("find") {
             // `find … -exec rm … {} +`: the same removal, recursive when the rm is.
-            let word = |v: &str| Word {
-                raw: v.into(),
-                value: Some(v.into()),
-                plain: true,
-                glob: false,
-            };
             let mut find = sub.clone();
-            let exec: Vec<Word> = std::iter::once(word("-exec"))
-                .chain(words.iter().cloned())
-                .chain([word("{}"), word("+")])
-                .collect();
+            let exec: Vec<Word> = std::iter::once(word("-exec")).chain(exec).collect();
             // What it prints is what goes to rm: each action that prints (`-print`,
             // `-printf FMT`, `-ls`, `-fprint FILE`, … in the branch that prints: `-name x
             // -prune -o -name '*.log' -print`) becomes the removal; with none, `-print` is
@@ -4382,12 +4421,25 @@ impl PermissionEngine {
             let f = self.check_subcommand(set, tool, names, &find, ctx, analysis);
             return (f.kind == Kind::Deny || (f.kind == Kind::Ask && f.immune)).then(|| {
                 let message = format!(
-                    "`{text}` removes what `{produced}` finds, as `{}` would: {}",
-                    find.raw_text(),
+                    "`{text}` {} what `{produced}` finds: {}",
+                    loss.verbs(),
                     f.message
                 );
                 Finding { message, ..f }.sub(text.clone())
             });
+        }
+        if producer.first()?.value.as_deref().map(basename) == Some("ls") {
+            let given = Given {
+                text: &text,
+                taker: &taker,
+                loss,
+                produced: &produced,
+            };
+            if let Some(f) =
+                self.takes_what_ls_lists(set, tool, names, sub, &given, producer, ctx, analysis)
+            {
+                return Some(f);
+            }
         }
         (name == "rm" && changes_trees("rm", words)).then(|| {
             let why = format!(
@@ -4395,6 +4447,110 @@ impl PermissionEngine {
             );
             Finding::safety_ask(why, text)
         })
+    }
+
+    /// [`Self::removes_what_it_is_fed`] for a program fed by `ls` (`rm $(ls *.log)`, `ls -a |
+    /// xargs rm`). `ls` prints the operands it is given that are no directories (and those
+    /// that are, with `-d`) as written, and the names of what a directory it lists holds,
+    /// bare (from the working directory's, relative to it), hidden ones only with `-a`,
+    /// `-A` or `-f`. So the program takes away what it would given those operands (`rm
+    /// .git/config` for `ls .git/config`, `rm *.log` for `ls *.log`), and a protected name
+    /// a listed directory holds (`.bashrc` for `ls -a`; every protected name but
+    /// `config.fish` is hidden): checked so, safety checks and denials only.
+    #[allow(clippy::too_many_arguments)]
+    fn takes_what_ls_lists(
+        &self,
+        set: &RuleSet,
+        tool: &dyn Tool,
+        names: &[String],
+        sub: &SimpleCommand,
+        given: &Given<'_>,
+        ls: &[Word],
+        ctx: &ToolUseContext,
+        analysis: &Analysis,
+    ) -> Option<Finding> {
+        let Given {
+            text,
+            taker,
+            loss,
+            produced,
+        } = *given;
+        let has = |letters: &[char], longs: &[&str]| has_option(ls, letters, longs);
+        let hidden = has(&['a', 'A', 'f'], &["--all", "--almost-all"]);
+        let itself = has(&['d'], &["--directory"]);
+        // Its operands (the words after its options; a value an option takes in the next
+        // word is read as one too, which only checks more).
+        let mut operands: Vec<Word> = Vec::new();
+        let mut options = true;
+        for w in &ls[1..] {
+            match w.value.as_deref() {
+                Some("--") if options => options = false,
+                Some(v) if options && v.starts_with('-') && v != "-" => {}
+                _ => operands.push(w.clone()),
+            }
+        }
+        let dir_of = |w: &Word| -> Option<Vec<PathBuf>> {
+            let v = w.value.as_deref().filter(|_| !w.glob && !itself)?;
+            let paths = self.resolve_in_dirs(v, &sub.cwd, &sub.other_cwds, ctx)?;
+            paths.iter().all(|p| p.is_dir()).then_some(paths)
+        };
+        let mut listed: Vec<PathBuf> = Vec::new();
+        let mut printed: Vec<Word> = Vec::new();
+        for w in &operands {
+            match dir_of(w) {
+                Some(dirs) => listed.extend(dirs),
+                None => printed.push(w.clone()),
+            }
+        }
+        if operands.is_empty() {
+            listed.extend(self.resolve_in_dirs(".", &sub.cwd, &sub.other_cwds, ctx)?);
+        }
+        // The operands it prints, given to the program in place of what it is fed.
+        if !printed.is_empty() {
+            let mut as_given = sub.clone();
+            as_given.words = taker
+                .iter()
+                .flat_map(|w| {
+                    if w.raw == "{}" {
+                        printed.clone()
+                    } else {
+                        vec![w.clone()]
+                    }
+                })
+                .collect();
+            as_given.appended_args = false;
+            as_given.filled_in_place = false;
+            as_given.run_by_xargs = false;
+            as_given.fed_by = None;
+            let f = self.check_subcommand(set, tool, names, &as_given, ctx, analysis);
+            if f.kind == Kind::Deny || (f.kind == Kind::Ask && f.immune) {
+                let message = format!(
+                    "`{text}` {} what `{produced}` lists: {}",
+                    loss.verbs(),
+                    f.message
+                );
+                return Some(Finding { message, ..f }.sub(text.to_owned()));
+            }
+        }
+        for dir in listed {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten().take(MAX_TREE_ENTRIES) {
+                let name = entry.file_name();
+                let shown = hidden || name.as_encoded_bytes().first() != Some(&b'.');
+                let is_dir = || entry.file_type().is_ok_and(|t| t.is_dir());
+                if shown && crate::path::protected_name_kind(&name, is_dir).is_some() {
+                    let why = format!(
+                        "`{text}` may {} {}, which `{produced}` lists: a protected name",
+                        loss.verb(),
+                        name.to_string_lossy()
+                    );
+                    return Some(Finding::safety_ask(why, text.to_owned()));
+                }
+            }
+        }
+        None
     }
 
     fn check_analysis(
@@ -4987,6 +5143,9 @@ struct FindDeletion {
     name_tests: Vec<Vec<String>>,
     /// It removes what it finds with everything under it (`-exec rm -r`).
     recursive: bool,
+    /// What it does to what it finds: deletes it (`-delete`, `-exec rm`), moves it away,
+    /// empties or overwrites it (`-exec mv`, `truncate`, `sed -i`: [`takes_away_found`]).
+    loss: Loss,
     /// It follows links (`-L`, `-follow`; `-H` only for its roots: `roots_follow`).
     follows_links: bool,
     /// It follows links given as its roots (`-H`, `-L`, `-follow`).
@@ -5150,7 +5309,8 @@ fn behind_removal_wrappers(words: &[Word]) -> &[Word] {
     words
 }
 
-/// Whether `word` is one variable's expansion and nothing else (`$f`, `"$f"`, `"${f}"`).
+/// Whether `word` is one variable's expansion and nothing else (`$f`, `"$f"`, `"${f}"`, a
+/// positional parameter: `"$1"`, `"$@"`).
 fn is_one_variable(word: &Word) -> bool {
     let text = word.raw.trim_matches('"');
     let name = text
@@ -5159,15 +5319,140 @@ fn is_one_variable(word: &Word) -> bool {
         .or_else(|| text.strip_prefix('$'));
     word.value.is_none()
         && name.is_some_and(|n| {
-            !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            matches!(n, "@" | "*")
+                || (!n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
         })
 }
 
-/// Programs that take away the files they are given, run by `find -exec` or `xargs` on
-/// what find finds: they remove them (`rm`, `unlink`, `rmdir`), empty them (`truncate`),
-/// overwrite them (`shred`) or move them away (`mv`). A protected file among what they are
-/// given is lost as if removed.
-const TAKES_AWAY_WHAT_IT_IS_GIVEN: &[&str] = &["rm", "unlink", "rmdir", "truncate", "shred", "mv"];
+/// Whether `word` is one command substitution and nothing else (`$(cmd)`, `` `cmd` ``,
+/// `"$(cmd)"`).
+fn is_one_substitution(word: &Word) -> bool {
+    let raw = word.raw.as_str();
+    let text = raw
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .unwrap_or(raw);
+    if word.value.is_some() {
+        return false;
+    }
+    if let Some(body) = text.strip_prefix('`').and_then(|t| t.strip_suffix('`')) {
+        return !body.contains('`');
+    }
+    let Some(body) = text.strip_prefix("$(") else {
+        return false;
+    };
+    // The `)` that closes it is the last character (quotes and escapes skipped).
+    let mut depth = 1usize;
+    let mut chars = body.char_indices();
+    let mut quote: Option<char> = None;
+    while let Some((at, c)) = chars.next() {
+        match (quote, c) {
+            (Some('\''), '\'') => quote = None,
+            (Some('\''), _) => {}
+            (_, '\\') => {
+                chars.next();
+            }
+            (Some('"'), '"') => quote = None,
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(') => depth += 1,
+            (None, ')') => {
+                depth -= 1;
+                if depth == 0 {
+                    return at + 1 == body.len();
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether `word` is an operand through which a command takes what it is fed
+/// ([`SimpleCommand::fed_by`]): one variable's expansion (a loop's, a script's positional
+/// parameters) or one substitution's output.
+fn is_fed_operand(word: &Word) -> bool {
+    is_one_variable(word) || is_one_substitution(word)
+}
+
+/// What a program loses of the files it is given, as [`takes_away_found`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Loss {
+    /// Removes them (`rm`, `unlink`, `rmdir`, `-delete`).
+    Deletes,
+    /// Moves them away (`mv`).
+    MovesAway,
+    /// Empties them (`truncate`).
+    Empties,
+    /// Writes something else over them (`shred`, `sed -i`, `perl -i`, `cp /dev/null F`,
+    /// `dd of=F`, `tee F`).
+    Overwrites,
+}
+
+impl Loss {
+    /// The verb, after "may" or "would": "delete", "move away", …
+    fn verb(self) -> &'static str {
+        match self {
+            Loss::Deletes => "delete",
+            Loss::MovesAway => "move away",
+            Loss::Empties => "empty",
+            Loss::Overwrites => "overwrite",
+        }
+    }
+
+    /// The verb with a subject: "deletes", "moves away", …
+    fn verbs(self) -> &'static str {
+        match self {
+            Loss::Deletes => "deletes",
+            Loss::MovesAway => "moves away",
+            Loss::Empties => "empties",
+            Loss::Overwrites => "overwrites",
+        }
+    }
+}
+
+/// A program fed what another prints ([`PermissionEngine::takes_what_ls_lists`]): its text,
+/// its words with `{}` where what it is fed goes, what it does to it, and the producer's
+/// text.
+#[derive(Clone, Copy)]
+struct Given<'a> {
+    text: &'a str,
+    taker: &'a [Word],
+    loss: Loss,
+    produced: &'a str,
+}
+
+/// What the command `words` (a program behind its wrappers, the files find or xargs give it
+/// where `{}` is: `rm {}`, `sed -i s/a/b/ {}`) loses of those files, if it takes them away:
+/// it removes them (`rm`, `unlink`, `rmdir`), moves them away (`mv`), empties them
+/// (`truncate`) or overwrites them (`shred`; `sed -i`/`--in-place`, `perl -i` and `dd of={}`,
+/// as their file uses say; `tee {}` without `-a`; `cp` with `{}` its destination, not `-t
+/// DIR`). A protected file among them is lost as if removed. Other writes (`tee -a`,
+/// `chmod`, `touch`) lose no content and are not counted.
+fn takes_away_found(words: &[Word]) -> Option<Loss> {
+    let name = words.first()?.value.as_deref().map(basename)?;
+    let found = |w: &Word| w.value.as_deref().is_some_and(|v| v.contains("{}"));
+    let args = words.get(1..).unwrap_or_default();
+    match name {
+        "rm" | "unlink" | "rmdir" => Some(Loss::Deletes),
+        "mv" => Some(Loss::MovesAway),
+        "truncate" => Some(Loss::Empties),
+        "shred" => Some(Loss::Overwrites),
+        "sed" => sed_in_place(words).then_some(Loss::Overwrites),
+        "tee" => (!has_option(words, &['a'], &["--append"]) && args.iter().any(found))
+            .then_some(Loss::Overwrites),
+        "cp" => destination("cp", words)
+            .filter(|d| !d.by_option)
+            .and_then(|d| path_args("cp", words).get(d.index).cloned())
+            .is_some_and(|d| found(&d))
+            .then_some(Loss::Overwrites),
+        "dd" | "perl" | "ruby" => file_uses(name, words)?
+            .files
+            .iter()
+            .any(|(w, u)| *u == PathUse::Write && found(w))
+            .then_some(Loss::Overwrites),
+        _ => None,
+    }
+}
 
 /// What `find WORDS` deletes ([`FindDeletion`]); `None` when it deletes nothing or is no
 /// `find`.
@@ -5291,6 +5576,8 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
         (patterns.len() > 1).then_some((loosest, patterns))
     };
     let mut deletes = false;
+    // What the first deletion does to what it finds.
+    let mut loss: Option<Loss> = None;
     // A branch after the deletion, or a negated group: read as filtering nothing.
     let mut branches = false;
     let mut filtered = false;
@@ -5403,12 +5690,15 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
             Some("-regex" | "-iregex") if any_text(value(i + 1)) => 2,
             Some("-delete") => {
                 deletes = true;
+                loss.get_or_insert(Loss::Deletes);
                 1
             }
             Some("-exec" | "-execdir" | "-ok" | "-okdir") => {
-                let (program, _, end) = exec_at(i);
-                if program.is_some_and(|p| TAKES_AWAY_WHAT_IT_IS_GIVEN.contains(&p)) {
+                let (_, _, end) = exec_at(i);
+                let rest = &expression[i + 1..];
+                if let Some(taken) = takes_away_found(behind_removal_wrappers(&rest[..end])) {
                     deletes = true;
+                    loss.get_or_insert(taken);
                 }
                 // Another program's exit status says nothing that can be known here: no
                 // filter.
@@ -5441,6 +5731,7 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
         names: names.unwrap_or(FindNameFilter::MayMatch),
         name_tests,
         recursive: recursive_rm,
+        loss: loss.unwrap_or(Loss::Deletes),
         follows_links,
         roots_follow: follows_links
             || words[1..roots_at]

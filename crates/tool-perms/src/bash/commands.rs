@@ -657,11 +657,7 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         | "truncate" | "shred" | "install" | "rsync" | "dd" | "tee" | "unlink" => PathUse::Write,
         // In place, or with a script that may write a file it names (`w out`).
         "sed"
-            if words.iter().any(|w| {
-                w.value
-                    .as_deref()
-                    .is_some_and(|v| short_bundle_has(v, &['i']) || names_long(v, "--in-place"))
-            }) || {
+            if sed_in_place(words) || {
                 let args: Vec<&str> = words
                     .get(1..)
                     .unwrap_or_default()
@@ -760,6 +756,16 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         | "zfgrep" | "zless" | "basenc" | "b2sum" | "sum" | "join" | "shuf" | "iconv"
         | "uuencode" | "look" | "sdiff" | "diff3" => PathUse::Read,
         _ => return None,
+    })
+}
+
+/// Whether `sed WORDS` rewrites its files in place (`-i`, `-i.bak`, `-ni`, `--in-place`,
+/// `--in-place=.bak`).
+pub fn sed_in_place(words: &[Word]) -> bool {
+    words.iter().any(|w| {
+        w.value
+            .as_deref()
+            .is_some_and(|v| short_bundle_has(v, &['i']) || names_long(v, "--in-place"))
     })
 }
 

@@ -162,7 +162,12 @@ pub struct SimpleCommand {
     pub piped_input: bool,
     /// The words of the simple command of the pipeline stage before this command's, when
     /// that stage is one simple command (`find . -name x | xargs rm`: `find . -name x` for
-    /// `xargs` and for the `rm` it runs): what its input is made of.
+    /// `xargs` and for the `rm` it runs): what its input is made of. Likewise the command
+    /// whose output its operands that are one substitution each are (`rm $(find …)`), the
+    /// substitution a `for` loop around it goes over (`for f in $(find …)`), the process
+    /// substitution or here-string of one its statement reads (`done < <(find …)`, `<<<
+    /// "$(find …)"`), and the find whose `-exec` runs the shell script it is in (`-exec sh -c
+    /// 'rm "$1"' _ {} \;`, that action made `-print`).
     pub fed_by: Option<Vec<Word>>,
     /// Run by `xargs`, `parallel` or `xe` (directly or behind wrappers): its appended
     /// arguments are what it reads, from its standard input or a file (`-a`), or is given
@@ -593,6 +598,53 @@ fn program_of(words: &[Word]) -> Option<&str> {
     words.first().and_then(|w| w.value.as_deref()).map(basename)
 }
 
+/// The command substitution the word `node` is, alone or alone in double quotes (`$(cmd)`,
+/// `` `cmd` ``, `"$(cmd)"`).
+fn only_substitution(node: Node<'_>) -> Option<Node<'_>> {
+    match node.kind() {
+        "command_substitution" => Some(node),
+        "string" => {
+            let mut cursor = node.walk();
+            let mut parts = node.named_children(&mut cursor);
+            let only = parts.next()?;
+            (parts.next().is_none()
+                && only.kind() == "command_substitution"
+                && only.start_byte() == node.start_byte() + 1
+                && only.end_byte() + 1 == node.end_byte())
+            .then_some(only)
+        }
+        _ => None,
+    }
+}
+
+/// The words of `find` (`find_words`) with the action that runs `exec` (the words of an
+/// `-exec`, `-execdir`, `-ok` or `-okdir` up to its `;` or `+`) made `-print`: what find
+/// hands a shell script it runs (`-exec sh -c 'rm "$1"' _ {} \;`) is what it would print
+/// there. `None` when `exec` is no shell's script or is not found there.
+fn handed_to_a_script(find_words: &[Word], exec: &[Word]) -> Option<Vec<Word>> {
+    let found = Payloads::of(exec);
+    if !matches!(found.main, Some(Inner::Script(_))) {
+        return None;
+    }
+    let at = (1..find_words.len()).find(|&i| {
+        find_words[i]
+            .value
+            .as_deref()
+            .is_some_and(|v| matches!(v, "-exec" | "-execdir" | "-ok" | "-okdir"))
+            && find_words.get(i + 1..i + 1 + exec.len()) == Some(exec)
+    })?;
+    let end = (at + 1 + exec.len() + 1).min(find_words.len());
+    let mut words = find_words[..at].to_vec();
+    words.push(Word {
+        raw: "-print".into(),
+        value: Some("-print".into()),
+        plain: true,
+        glob: false,
+    });
+    words.extend_from_slice(&find_words[end..]);
+    Some(words)
+}
+
 /// Whether `cmd` may turn tracing on: `set -x`, `set -o xtrace`, `shopt -so xtrace`, a
 /// shell run with `-x`, anything that names `xtrace` (`SHELLOPTS=xtrace`), or one of those
 /// with a computed argument.
@@ -815,6 +867,8 @@ pub fn exit_status_command(command: &str) -> Option<Vec<Word>> {
         fills: Vec::new(),
         xargs_runs: false,
         loop_vars: Vec::new(),
+        pipeline_output: None,
+        substituted: None,
     };
     let mut cursor = node.walk();
     let words = node
@@ -1039,6 +1093,8 @@ fn analyze_tree(
         fills: Vec::new(),
         xargs_runs: false,
         loop_vars: Vec::new(),
+        pipeline_output: None,
+        substituted: None,
     };
     walker.walk(root);
     let end = End {
@@ -1087,6 +1143,13 @@ struct Walker<'a> {
     /// The variables of the `for` loops over plain words whose bodies are walked now
     /// ([`SimpleCommand::set_by_loops`]).
     loop_vars: Vec<String>,
+    /// What the pipeline walked last prints, when that is known: the words of its last
+    /// stage when it is one simple command, or of the stage before one that only passes
+    /// lines on (`find . -name x | sort`: the find's).
+    pipeline_output: Option<Vec<Word>>,
+    /// The command or process substitution walked last (by node id) and the words of the
+    /// one simple command whose output it is ([`Walker::substitution_output`]).
+    substituted: Option<(usize, Vec<Word>)>,
 }
 
 const LINE_BREAK_IN_WORD: &str =
@@ -1331,15 +1394,7 @@ impl Walker<'_> {
                             c.fed_by.get_or_insert_with(|| words.clone());
                         }
                     }
-                    // One command, also with its output or errors redirected (`find ~
-                    // 2>/dev/null | xargs rm -rf`).
-                    let one_command = stage.kind() == "command"
-                        || (stage.kind() == "redirected_statement"
-                            && stage
-                                .child_by_field_name("body")
-                                .is_some_and(|b| b.kind() == "command"));
-                    let words = (one_command && end == start + 1)
-                        .then(|| self.out.commands[start].words.clone());
+                    let words = self.one_command_words(stage, start);
                     // A stage that prints some of the lines it reads, as they came (`sort`,
                     // `head`, `grep x`), passes on what the stage before it printed: `find
                     // . -name x | sort | xargs rm` removes what find finds (not one that reads
@@ -1353,6 +1408,7 @@ impl Walker<'_> {
                     };
                 }
                 self.piped = outer;
+                self.pipeline_output = producer;
             }
             "list" => self.list(node),
             "comment" => {}
@@ -1382,13 +1438,23 @@ impl Walker<'_> {
                 if !continued.is_empty() {
                     self.cd_failed = None;
                 }
+                // The commands of the statement redirected (not a pipeline's or a list's,
+                // whose last item the redirection is), and the one simple command whose
+                // output its standard input is (`done < <(find …)`, `<<< "$(find …)"`).
+                let mut body: Option<(usize, usize)> = None;
+                let mut fed: Option<Vec<Word>> = None;
                 for child in children {
+                    let start = self.out.commands.len();
                     match child.kind() {
                         "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
-                            self.redirect_with(child, continued.is_empty())
+                            self.redirect_with(child, continued.is_empty());
+                            fed = self.stdin_substitution_output(child).or(fed);
                         }
-                        "command" => self.command(child, &extra),
-                        _ => {
+                        "command" => {
+                            self.command(child, &extra);
+                            body = Some((start, self.out.commands.len()));
+                        }
+                        kind => {
                             if !extra.is_empty() {
                                 self.complex("words after a redirection of a compound command");
                                 for e in &extra {
@@ -1396,7 +1462,19 @@ impl Walker<'_> {
                                 }
                             }
                             self.walk(child);
+                            if !matches!(kind, "pipeline" | "list") {
+                                body = Some((start, self.out.commands.len()));
+                            }
                         }
+                    }
+                }
+                // A loop reading what find prints (`while read f; do rm "$f"; done <
+                // <(find …)`), or xargs (`xargs rm < <(find …)`), is fed by it as a
+                // pipeline's stage is.
+                if let (Some(words), Some((from, to))) = (fed, body) {
+                    let to = to.min(self.out.commands.len());
+                    for c in &mut self.out.commands[from.min(to)..to] {
+                        c.fed_by.get_or_insert_with(|| words.clone());
                     }
                 }
                 self.piped = outer_piped;
@@ -1508,7 +1586,46 @@ impl Walker<'_> {
                 if let Some(name) = &loop_var {
                     self.loop_vars.push(name.clone());
                 }
-                self.walk_children(node);
+                // A `for` over one substitution (`for f in $(find …)`) takes its variable's
+                // words from what the substitution's command prints: the commands of its body
+                // are fed by it, as those of a `while read` loop a pipeline feeds are.
+                let over_substitution = {
+                    let mut cursor = node.walk();
+                    let listed: Vec<Node<'_>> =
+                        node.children_by_field_name("value", &mut cursor).collect();
+                    match listed[..] {
+                        [only] if node.kind() == "for_statement" => {
+                            only_substitution(only).map(|substitution| (only, substitution))
+                        }
+                        _ => None,
+                    }
+                };
+                match over_substitution {
+                    Some((value, substitution)) => {
+                        let mut cursor = node.walk();
+                        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                        let mut fed: Option<(Vec<Word>, usize)> = None;
+                        for child in children {
+                            let start = self.out.commands.len();
+                            self.pipeline_output = None;
+                            self.walk(child);
+                            if child == value {
+                                fed = self
+                                    .substitution_output(substitution, start)
+                                    .map(|words| (words, self.out.commands.len()));
+                            }
+                            if let Some(failed) = self.cd_failed.take() {
+                                self.dirs = union(&self.dirs, &failed);
+                            }
+                        }
+                        if let Some((words, from)) = fed {
+                            for c in self.out.commands.iter_mut().skip(from) {
+                                c.fed_by.get_or_insert_with(|| words.clone());
+                            }
+                        }
+                    }
+                    None => self.walk_children(node),
+                }
                 if loop_var.is_some() {
                     self.loop_vars.pop();
                 }
@@ -2007,10 +2124,101 @@ impl Walker<'_> {
                         self.nested_script(&unescape_backticks(body), false, false);
                     }
                 }
-                self.in_subshell(|w| w.walk_children(node))
+                let start = self.out.commands.len();
+                self.pipeline_output = None;
+                self.in_subshell(|w| w.walk_children(node));
+                self.substituted = self
+                    .substitution_output(node, start)
+                    .map(|words| (node.id(), words));
             }
             _ => self.scan(node),
         }
+    }
+
+    /// The words of the statement `node` when it is one simple command, also with its
+    /// output or errors redirected (`find ~ 2>/dev/null`), whose walk from command `start`
+    /// on recorded that command alone: what it prints is that command's.
+    fn one_command_words(&self, node: Node<'_>, start: usize) -> Option<Vec<Word>> {
+        let one_command = node.kind() == "command"
+            || (node.kind() == "redirected_statement"
+                && node
+                    .child_by_field_name("body")
+                    .is_some_and(|b| b.kind() == "command"));
+        (one_command && self.out.commands.len() == start + 1)
+            .then(|| self.out.commands[start].words.clone())
+    }
+
+    /// The words of the one simple command whose output the substitution `node` is
+    /// (`$(find . -name x)`, `` `find …` ``, `<(find … | sort)`), its statements walked from
+    /// command `start` on: its only statement, when that is one simple command, or a
+    /// pipeline whose output is known ([`Walker::pipeline_output`]).
+    fn substitution_output(&self, node: Node<'_>, start: usize) -> Option<Vec<Word>> {
+        let mut cursor = node.walk();
+        let mut statements = node
+            .named_children(&mut cursor)
+            .filter(|c| c.kind() != "comment");
+        let only = statements.next()?;
+        if statements.next().is_some() {
+            return None;
+        }
+        match only.kind() {
+            "pipeline" => self.pipeline_output.clone(),
+            _ => self.one_command_words(only, start),
+        }
+    }
+
+    /// The words of the one simple command whose output the word `node` is, when it is
+    /// nothing but the command substitution walked last (`$(find …)`, `` `find …` ``,
+    /// `"$(find …)"`; [`Walker::substituted`]).
+    fn substituted_output(&self, node: Node<'_>) -> Option<Vec<Word>> {
+        let substitution = only_substitution(node)?;
+        self.substituted
+            .as_ref()
+            .filter(|(id, _)| *id == substitution.id())
+            .map(|(_, words)| words.clone())
+    }
+
+    /// The words of the one simple command whose output the redirection `node` gives as
+    /// standard input, walked just now: a process substitution read (`< <(find …)`), or a
+    /// here-string of a command substitution (`<<< "$(find …)"`).
+    fn stdin_substitution_output(&self, node: Node<'_>) -> Option<Vec<Word>> {
+        let word = match node.kind() {
+            "herestring_redirect" => {
+                let mut cursor = node.walk();
+                let mut words = node.named_children(&mut cursor);
+                let only = words.next()?;
+                return if words.next().is_none() {
+                    self.substituted_output(only)
+                } else {
+                    None
+                };
+            }
+            "file_redirect" => {
+                // `<` of descriptor 0 (or none given): not `<>`, `<&`, `2<`.
+                let mut cursor = node.walk();
+                let operator: String = node
+                    .children(&mut cursor)
+                    .filter(|c| !c.is_named())
+                    .map(|c| c.kind())
+                    .collect();
+                let descriptor = node.child_by_field_name("descriptor").map(|d| self.text(d));
+                if operator != "<" || descriptor.is_some_and(|d| d != "0") {
+                    return None;
+                }
+                let mut cursor = node.walk();
+                node.children_by_field_name("destination", &mut cursor)
+                    .next()?
+            }
+            _ => return None,
+        };
+        (word.kind() == "process_substitution")
+            .then(|| {
+                self.substituted
+                    .as_ref()
+                    .filter(|(id, _)| *id == word.id())
+                    .map(|(_, words)| words.clone())
+            })
+            .flatten()
     }
 
     /// Whether an unquoted word below `node` holds a line break. Bash ends a command at an
@@ -2157,6 +2365,11 @@ impl Walker<'_> {
         // Where the last word pushed ends: a word that starts right there is the same bash
         // word, which tree-sitter split (`{\x,.env}` read as `{` and `\x,.env}`).
         let mut last_end: Option<usize> = None;
+        // The command whose output operands that are one substitution each are (`rm
+        // $(find …)`): the first find's, else the first one's.
+        let mut fed: Option<Vec<Word>> = None;
+        // The command whose output its standard input is (`xargs rm <<< "$(find …)"`).
+        let mut stdin_fed: Option<Vec<Word>> = None;
         for child in children {
             match child.kind() {
                 "variable_assignment" => {
@@ -2218,6 +2431,7 @@ impl Walker<'_> {
                 }
                 "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
                     self.redirect(child);
+                    stdin_fed = self.stdin_substitution_output(child).or(stdin_fed);
                     for e in extra_destinations(child) {
                         self.scan_word(e);
                         if words.is_empty() {
@@ -2232,6 +2446,12 @@ impl Walker<'_> {
                 }
                 _ => {
                     self.scan_word(child);
+                    if let Some(output) = self.substituted_output(child)
+                        && fed.as_deref().and_then(program_of) != Some("find")
+                        && (fed.is_none() || program_of(&output) == Some("find"))
+                    {
+                        fed = Some(output);
+                    }
                     if self.line_break_in_word(child) {
                         self.complex(LINE_BREAK_IN_WORD);
                     }
@@ -2275,12 +2495,19 @@ impl Walker<'_> {
             other_cwds: self.dir_fields().1,
             transparent: false,
             piped_input: self.piped,
-            fed_by: None,
+            fed_by: fed,
             run_by_xargs: false,
             set_by_loops: self.loop_vars.clone(),
         };
         self.piped = outer_piped;
+        let start = self.out.commands.len();
         self.expand(cmd);
+        // What it runs reads that input too (`xargs rm`'s `rm`).
+        if let Some(words) = stdin_fed {
+            for c in self.out.commands.iter_mut().skip(start) {
+                c.fed_by.get_or_insert_with(|| words.clone());
+            }
+        }
     }
 
     /// `[[ ... ]]` is syntax (no command, no redirection) and `[ ... ]` a command; both
@@ -2554,6 +2781,9 @@ impl Walker<'_> {
             .and_then(|w| w.value.as_deref())
             .map(basename)
             .is_some_and(|n| matches!(n, "xargs" | "parallel" | "xe"));
+        // A shell script find runs on what it finds (`-exec sh -c 'rm "$1"' _ {} \;`) is
+        // fed by the find, as a loop reading what it prints would be.
+        let find_words = (program_of(run) == Some("find")).then(|| run.to_vec());
         self.out.commands.push(cmd);
         if !found.certain {
             self.complex(
@@ -2562,7 +2792,17 @@ impl Walker<'_> {
         }
         let outer_runner = std::mem::replace(&mut self.xargs_runs, runner_is_xargs);
         for (k, inner) in found.main.into_iter().chain(found.others).enumerate() {
+            let handed = match (&find_words, &inner) {
+                (Some(find), Inner::Command(exec, _)) => handed_to_a_script(find, exec),
+                _ => None,
+            };
+            let start = self.out.commands.len();
             self.run_inner(inner, 0, in_shell && k == 0);
+            if let Some(producer) = handed {
+                for c in self.out.commands.iter_mut().skip(start + 1) {
+                    c.fed_by.get_or_insert_with(|| producer.clone());
+                }
+            }
         }
         self.xargs_runs = outer_runner;
     }

@@ -458,7 +458,11 @@ impl RuleSet {
                                 false,
                             ));
                         }
-                        rule.shell = Some(ShellPattern::parse(&trimmed));
+                        rule.shell = Some(if tool_name == "Skill" {
+                            skill_pattern(&trimmed, behavior)
+                        } else {
+                            ShellPattern::parse(&trimmed)
+                        });
                     }
                 }
                 set.by_name[bi(behavior)]
@@ -1609,11 +1613,27 @@ impl PermissionEngine {
 
     fn check_name(&self, set: &RuleSet, tool: &dyn Tool, names: &[String], n: &str) -> Finding {
         let name = tool.name();
+        // A skill is named without the slash of its slash command, as the Skill tool takes
+        // it (and its rules, `skill_pattern`).
+        let skill = names.iter().any(|x| x == "Skill");
+        let n = if skill {
+            n.trim().trim_start_matches('/')
+        } else {
+            n
+        };
+        // Claude Code reads `Skill(deploy:*)` as every name starting with `deploy`
+        // (`deploy-prod` too): a deny or ask rule reaches that much here as well; an allow
+        // keeps the narrower reading.
+        let starts_with = |p: &ShellPattern| match p {
+            ShellPattern::Prefix(prefix) => n.starts_with(prefix.as_str()),
+            _ => false,
+        };
         for b in [RuleBehavior::Deny, RuleBehavior::Ask, RuleBehavior::Allow] {
+            let wide = skill && b != RuleBehavior::Allow;
             let hit = self.content_rules(set, b, tool, names, None).find(|r| {
-                r.shell
-                    .as_ref()
-                    .is_some_and(|p| p.matches(n) || name_prefix_match(p, n))
+                r.shell.as_ref().is_some_and(|p| {
+                    p.matches(n) || name_prefix_match(p, n) || (wide && starts_with(p))
+                })
             });
             if let Some(r) = hit {
                 let rule = Some(r.sourced.clone());
@@ -1814,6 +1834,9 @@ impl PermissionEngine {
     ) -> Finding {
         let resolved = resolve_symlinks(path);
         let shown = path.display();
+        // In a question: the path and, when its links lead elsewhere, where they lead
+        // (approving `notes.txt` must not hand over the `~/.ssh/id_rsa` it links to unseen).
+        let asked = shown_with_link_target(path, &resolved);
         let mode = ctx.permission().mode;
         match access {
             FileAccess::Read => {
@@ -1831,7 +1854,7 @@ impl PermissionEngine {
                 {
                     return Finding::new(
                         Kind::Ask,
-                        format!("Reading {shown} requires approval (ask rule)."),
+                        format!("Reading {asked} requires approval (ask rule)."),
                     )
                     .with_rule(Some(r))
                     .immune();
@@ -1841,7 +1864,7 @@ impl PermissionEngine {
                     // on a FAT volume `cat ENV~1` or `.env.` reads the `.env` a deny rule names.
                     return Finding::new(
                         Kind::Ask,
-                        format!("Claude requested permissions to read from {shown}, which has {what}: it needs manual approval."),
+                        format!("Claude requested permissions to read from {asked}, which has {what}: it needs manual approval."),
                     )
                     .reason(DecisionReason::SafetyCheck {
                         reason: format!("the path has {what}"),
@@ -1879,9 +1902,9 @@ impl PermissionEngine {
                 }
                 let mut f = Finding::new(
                     Kind::Ask,
-                    format!("Claude requested permissions to read from {shown}, which is outside the working directories."),
+                    format!("Claude requested permissions to read from {asked}, which is outside the working directories."),
                 )
-                .reason(DecisionReason::WorkingDir { reason: format!("{shown} is outside the working directories") });
+                .reason(DecisionReason::WorkingDir { reason: format!("{asked} is outside the working directories") });
                 // What allows this read again: a session Read rule for the directory (the
                 // subject itself when it is one: Grep and Glob search directories), and the
                 // directory as a working directory, unless it is `/` or the home directory.
@@ -1940,7 +1963,7 @@ impl PermissionEngine {
                 {
                     return Finding::new(
                         Kind::Ask,
-                        format!("Editing {shown} requires approval (ask rule)."),
+                        format!("Editing {asked} requires approval (ask rule)."),
                     )
                     .with_rule(Some(r))
                     .immune();
@@ -1969,9 +1992,9 @@ impl PermissionEngine {
                 }
                 let mut f = Finding::new(
                     Kind::Ask,
-                    format!("Claude requested permissions to write to {shown}, which is outside the working directories."),
+                    format!("Claude requested permissions to write to {asked}, which is outside the working directories."),
                 )
-                .reason(DecisionReason::WorkingDir { reason: format!("{shown} is outside the working directories") });
+                .reason(DecisionReason::WorkingDir { reason: format!("{asked} is outside the working directories") });
                 // acceptEdits would not allow a write outside the working directories: an
                 // Edit rule for the directory does (nothing when it is `/` or the home).
                 f.suggestions.extend(self.session_grant("Edit", path, ctx));
@@ -5056,6 +5079,38 @@ fn matches_rule_with_roots(
         Some(f) => f.kind == Kind::Deny && f.rule.is_some(),
         None => false,
     }
+}
+
+/// `path` as a permission question names it: with where its links lead (`resolved`) when
+/// that is another path, `/p/notes.txt (a link to /h/.ssh/id_rsa)` when `path` itself is the
+/// link, `/p/out/x (through a link: /o/x)` when a directory above it is.
+fn shown_with_link_target(path: &Path, resolved: &Path) -> String {
+    if resolved == path {
+        return path.display().to_string();
+    }
+    let own = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if own {
+        format!("{} (a link to {})", path.display(), resolved.display())
+    } else {
+        format!(
+            "{} (through a link: {})",
+            path.display(),
+            resolved.display()
+        )
+    }
+}
+
+/// The pattern of a `Skill` rule's content (`trimmed`, spaces taken off): without the
+/// leading `/` of a slash command (`Skill(/greet)` names the skill `greet`, which the Skill
+/// tool is given as `greet` or `/greet`), as Claude Code's Skill tool reads its rules. A
+/// deny or ask `Skill(:*)` (or `Skill(/:*)`), a prefix rule with an empty prefix, reaches
+/// every skill, as it does there.
+fn skill_pattern(trimmed: &str, behavior: RuleBehavior) -> ShellPattern {
+    let content = trimmed.trim_start_matches('/');
+    if content == ":*" && behavior != RuleBehavior::Allow {
+        return ShellPattern::parse("*");
+    }
+    ShellPattern::parse(content)
 }
 
 fn name_prefix_match(p: &ShellPattern, n: &str) -> bool {

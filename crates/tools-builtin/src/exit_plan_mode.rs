@@ -4,8 +4,10 @@
 //! It needs the user's approval (`requires_user_interaction`, and an `ask` permission
 //! result). The mode restored is the one [`EnterPlanMode`](crate::EnterPlanMode) remembered
 //! (`default` when none was). The plan itself is read from the input's passthrough `plan`
-//! field (as hooks inject it) or from the file named by `planFilePath`.
+//! field (as hooks inject it) or from the file named by `planFilePath`, else from the
+//! session's plan file, read once per call (see `session_plan`).
 use std::borrow::Cow;
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
@@ -119,18 +121,102 @@ async fn read_plan_file(path: &Path, ctx: &ToolUseContext) -> Result<Option<Stri
         .map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
-/// The session's plan file ([`ToolUseContext::plan_file`]) and what it holds: the file
-/// itself only (no link), of at most [`MAX_PLAN_BYTES`]. `None` when there is none, or it is
-/// no such file: no plan, not an error (the model named no file). The one reading both the
-/// user's question and the hooks' input get, so they see the same plan.
-fn session_plan(ctx: &ToolUseContext) -> Option<(String, PathBuf)> {
+/// The session's plan file ([`ToolUseContext::plan_file`]) and what it holds, as read now:
+/// the file itself only (no link), of at most [`MAX_PLAN_BYTES`]. `None` when there is none,
+/// or it is no such file: no plan, not an error (the model named no file).
+fn read_session_plan(ctx: &ToolUseContext) -> Option<SessionPlan> {
     let path = ctx.plan_file()?;
     let meta = std::fs::symlink_metadata(&path).ok()?;
     if !meta.file_type().is_file() || meta.len() > MAX_PLAN_BYTES {
         return None;
     }
     let plan = std::fs::read_to_string(&path).ok()?;
-    Some((plan, path))
+    Some(SessionPlan {
+        plan,
+        file: Some(path),
+    })
+}
+
+/// The session's plan as one call read it.
+#[derive(Debug, Clone)]
+struct SessionPlan {
+    /// What the plan file held.
+    plan: String,
+    /// The plan file, while it is known to hold `plan` (the call forgets it when the file
+    /// was rewritten after the question).
+    file: Option<PathBuf>,
+}
+
+/// How many calls' readings of the session's plan are kept.
+const KEPT_READINGS: usize = 16;
+
+/// The session's plan as each recent call read it (`None`: there was none), by the call's
+/// [`call_order`](ToolUseContext::call_order), which is unique in the process. The
+/// pipeline shows hooks and the user the plan injected into the observable input, and hands
+/// the call the model's own input (`{}`) when nobody changed that: read again there, the plan
+/// file could hold another plan than the one approved (another call may rewrite it while the
+/// user reads the question).
+#[derive(Default)]
+struct SessionPlanReadings(VecDeque<(u64, Option<SessionPlan>)>);
+
+/// The session's plan for the call `ctx` is in: read once, the first time the call looks
+/// (its validation, before its PreToolUse hooks' input and its question show the plan),
+/// then the same for its call, its result and its PostToolUse hooks. Outside a call (no
+/// call order) it is read as it is now. Only the last [`KEPT_READINGS`] calls' readings are
+/// kept (each at most [`MAX_PLAN_BYTES`]).
+fn session_plan(ctx: &ToolUseContext) -> Option<SessionPlan> {
+    let Some(call) = ctx.call_order() else {
+        return read_session_plan(ctx);
+    };
+    let known = |readings: &SessionPlanReadings| {
+        readings
+            .0
+            .iter()
+            .find(|(c, _)| *c == call)
+            .map(|(_, plan)| plan.clone())
+    };
+    if let Some(plan) = ctx
+        .app_state()
+        .update(|r: &mut SessionPlanReadings| known(r))
+    {
+        return plan;
+    }
+    // Read outside the app state's lock: a slow file system holds only this call.
+    let read = read_session_plan(ctx);
+    ctx.app_state().update(|r: &mut SessionPlanReadings| {
+        // A reading that came first stays the call's one.
+        if let Some(plan) = known(r) {
+            return plan;
+        }
+        if r.0.len() >= KEPT_READINGS {
+            r.0.pop_front();
+        }
+        r.0.push_back((call, read.clone()));
+        read
+    })
+}
+
+/// Forgets the plan file of the call `ctx` is in: it no longer holds the plan the call runs
+/// with, so neither its result nor its PostToolUse hooks name it.
+fn forget_session_plan_file(ctx: &ToolUseContext) {
+    let Some(call) = ctx.call_order() else {
+        return;
+    };
+    ctx.app_state().update(|r: &mut SessionPlanReadings| {
+        if let Some((_, Some(plan))) = r.0.iter_mut().find(|(c, _)| *c == call) {
+            plan.file = None;
+        }
+    });
+}
+
+/// Whether the plan file `path` (as `planFilePath` names one, read as [`read_plan_file`]
+/// reads it) holds exactly `plan`.
+async fn file_holds(path: &str, plan: &str, ctx: &ToolUseContext) -> bool {
+    read_plan_file(&ctx.resolve_path(path), ctx)
+        .await
+        .ok()
+        .flatten()
+        .is_some_and(|held| held == plan)
 }
 
 /// The plan `input` carries: its `plan` field (as hooks inject it), else the file
@@ -150,9 +236,13 @@ async fn plan_of(
             read_plan_file(&ctx.resolve_path(&path), ctx).await?,
             Some(path),
         ),
-        // The session's plan file, where plan mode let the model write its plan.
+        // The session's plan file, where plan mode let the model write its plan, as this
+        // call read it.
         (None, None) => match session_plan(ctx) {
-            Some((plan, path)) => (Some(plan), Some(path.display().to_string())),
+            Some(read) => (
+                Some(read.plan),
+                read.file.map(|path| path.display().to_string()),
+            ),
             None => (None, None),
         },
     };
@@ -187,15 +277,19 @@ impl TypedTool for ExitPlanMode {
     }
 
     /// Hooks see the plan the user is asked about, as in Claude Code (`plan` and
-    /// `planFilePath` injected): the session's plan file, when the input names none.
+    /// `planFilePath` injected): the session's plan file, when the input names none, as the
+    /// call read it (once: PostToolUse hooks see the plan the call ran with, and its file
+    /// only while it still held that plan).
     fn observable_input(&self, input: &Value, ctx: &ToolUseContext) -> Option<Value> {
         if input.get("plan").is_some() || input.get("planFilePath").is_some() {
             return None;
         }
-        let (plan, path) = session_plan(ctx)?;
+        let read = session_plan(ctx)?;
         let mut seen = input.as_object()?.clone();
-        seen.insert("plan".into(), plan.into());
-        seen.insert("planFilePath".into(), path.display().to_string().into());
+        seen.insert("plan".into(), read.plan.into());
+        if let Some(path) = read.file {
+            seen.insert("planFilePath".into(), path.display().to_string().into());
+        }
         Some(Value::Object(seen))
     }
 
@@ -269,11 +363,7 @@ impl TypedTool for ExitPlanMode {
         // `read_plan_file` reads one): a path given beside another `plan` is a label the
         // user would be sent to in vain.
         let holds_it = match &file {
-            Some(path) => read_plan_file(&ctx.resolve_path(path), ctx)
-                .await
-                .ok()
-                .flatten()
-                .is_some_and(|held| held == plan),
+            Some(path) => file_holds(path, &plan, ctx).await,
             None => false,
         };
         match file.filter(|_| holds_it) {
@@ -295,6 +385,16 @@ impl TypedTool for ExitPlanMode {
         _progress: ProgressSender,
     ) -> Result<ToolResult<ExitPlanModeOutput>, ToolError> {
         let (plan, file_path) = plan_of(&input, &ctx).await.map_err(ToolError::msg)?;
+        // The plan is the one the user was shown (the input's, or the session's plan file as
+        // this call read it before the question); its file is named only while it still
+        // holds it: the model is told it can refer back to that file.
+        let file_path = match (&plan, file_path) {
+            (Some(plan), Some(path)) if !file_holds(&path, plan, &ctx).await => {
+                forget_session_plan_file(&ctx);
+                None
+            }
+            (_, path) => path,
+        };
         let permission = ctx.permission();
         let restore = permission
             .pre_plan_mode

@@ -249,12 +249,20 @@ impl std::fmt::Debug for ToolServer {
 impl ToolServer {
     /// Serves the tools of `ctx`, deciding with `permissions` and running `hooks` around
     /// each call. Calls run in `ctx` (its cwd, permission state, results directory), each with
-    /// its own cancellation; `avoid_prompts` is ignored, as asks go to the client.
+    /// its own cancellation; `avoid_prompts` is ignored, as asks go to the client; and
+    /// with [`ToolOptions::reads_always_return_content`](tool_core::ToolOptions) set.
     pub fn new(
         ctx: ToolUseContext,
         permissions: Arc<dyn Permissions>,
         hooks: Arc<dyn Hooks>,
     ) -> Self {
+        // A server cannot see conversations (a client keeps it across chats; sessionless
+        // clients share one state): a Read never answers "File unchanged since last read",
+        // which points at a result the model asking may never have received. Reads are still
+        // recorded, for a later Edit or Write.
+        let mut options = ctx.options().clone();
+        options.reads_always_return_content = true;
+        let ctx = ctx.with_options(options);
         Self {
             sessionless: Arc::new(Mutex::new(ctx.clone())),
             tools: Arc::new(RwLock::new(ctx.options().tools.clone())),

@@ -77,6 +77,14 @@ pub struct ToolOptions {
     /// does not exist. The tool stays in the list, for sub-agents whose own requests may
     /// offer it.
     pub tool_search_off: bool,
+    /// Every Read returns the file's content: never Claude Code's "File unchanged since
+    /// last read" stub, which points the model at an earlier result of the same
+    /// conversation. For a host whose calls may come from several conversations or
+    /// clients it cannot tell apart (an MCP server: a client keeps it across chats), where
+    /// that earlier result may never have reached the model asking. Reads are still
+    /// recorded in the read cache, so a later Edit or Write is let through as before.
+    /// Default `false` (the stub, as in Claude Code): `toolwright agent` and `run`.
+    pub reads_always_return_content: bool,
 }
 
 impl fmt::Debug for ToolOptions {
@@ -97,6 +105,10 @@ impl fmt::Debug for ToolOptions {
             .field("non_interactive", &self.non_interactive)
             .field("session_env_file", &self.session_env_file)
             .field("tool_search_off", &self.tool_search_off)
+            .field(
+                "reads_always_return_content",
+                &self.reads_always_return_content,
+            )
             .finish()
     }
 }

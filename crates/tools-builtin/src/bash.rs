@@ -1496,7 +1496,19 @@ impl ShownFile {
             Some(decoded) => (decoded.text, false),
             None => (String::from_utf8_lossy(&self.bytes).into_owned(), true),
         };
-        let whole = self.whole && shown.trim_end_matches('\n') == text.trim_end_matches('\n');
+        // A `cat` whose output is the file; or any of the others (`head`, `tail`, `sed -n`,
+        // …) whose output is every line of it as it is, line breaks and all (`head -n 5` of
+        // a 3-line file). For those the file must end with one line break at most: a blank
+        // line at its end and none look the same in an output whose end is trimmed.
+        let whole = if self.whole {
+            shown.trim_end_matches('\n') == text.trim_end_matches('\n')
+        } else {
+            let body = text
+                .strip_suffix("\r\n")
+                .or_else(|| text.strip_suffix('\n'))
+                .unwrap_or(&text);
+            !body.is_empty() && body.trim_end() == body && shown.trim_end() == body
+        };
         let hash = tool_core::ContentHash::of(&self.bytes);
         let cache = ctx.file_state();
         if let Some(mut known) = cache.get(&self.path).filter(|k| k.disk_hash == Some(hash)) {

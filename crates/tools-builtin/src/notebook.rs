@@ -190,6 +190,9 @@ pub(crate) enum ParseError {
     },
     /// More than [`MAX_VALUES`] values.
     TooManyValues,
+    /// Arrays and objects nested deeper than [`MAX_DEPTH`] levels (valid JSON, maybe, but
+    /// deeper than this reader goes): where the level past it opens.
+    TooDeep { line: usize, column: usize },
 }
 
 impl fmt::Display for ParseError {
@@ -201,6 +204,11 @@ impl fmt::Display for ParseError {
             Self::TooManyValues => write!(
                 f,
                 "it has too many JSON values (more than {MAX_VALUES}) to be loaded"
+            ),
+            Self::TooDeep { line, column } => write!(
+                f,
+                "its arrays and objects are nested more than {MAX_DEPTH} levels deep (at line \
+                 {line} column {column}), deeper than this tool reads"
             ),
         }
     }
@@ -262,17 +270,19 @@ struct Parser<'a> {
 
 impl Parser<'_> {
     fn invalid(&self, what: &'static str) -> ParseError {
+        let (line, column) = self.position();
+        ParseError::Invalid { what, line, column }
+    }
+
+    /// The line and column (1-based) of the parser's position.
+    fn position(&self) -> (usize, usize) {
         let before = &self.bytes[..self.pos.min(self.bytes.len())];
         let line = before.iter().filter(|b| **b == b'\n').count() + 1;
         let line_start = before
             .iter()
             .rposition(|b| *b == b'\n')
             .map_or(0, |i| i + 1);
-        ParseError::Invalid {
-            what,
-            line,
-            column: self.pos - line_start + 1,
-        }
+        (line, self.pos - line_start + 1)
     }
 
     fn peek(&self) -> Option<u8> {
@@ -442,7 +452,8 @@ impl Parser<'_> {
     fn enter(&mut self) -> Result<(), ParseError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(self.invalid("recursion limit exceeded"));
+            let (line, column) = self.position();
+            return Err(ParseError::TooDeep { line, column });
         }
         self.pos += 1;
         self.skip_ws();

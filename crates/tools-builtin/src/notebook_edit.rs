@@ -227,7 +227,7 @@ fn splice(text: &str, spans: &notebook::CellSpans, change: &CellChange, unit: &s
 /// Applies the edit to the notebook text in memory.
 fn apply(text: &str, input: &NotebookEditInput) -> Result<Applied, Refusal> {
     let (mut nb, spans) = notebook::parse_with_cells(text).map_err(|e| match e {
-        notebook::ParseError::TooManyValues => {
+        notebook::ParseError::TooManyValues | notebook::ParseError::TooDeep { .. } => {
             refusal(format!("Notebook cannot be edited: {e}."), 6)
         }
         notebook::ParseError::Invalid { .. } => refusal("Notebook is not valid JSON.", 6),

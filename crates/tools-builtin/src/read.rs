@@ -44,6 +44,10 @@ pub const FILE_UNCHANGED_MESSAGE: &str = "File unchanged since last read. The co
 /// The notice for an empty file.
 pub const EMPTY_FILE_NOTICE: &str =
     "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>";
+/// The notice for a notebook whose `cells` array is empty (the file is not empty: an
+/// overwrite would lose its metadata).
+pub const NOTEBOOK_NO_CELLS_NOTICE: &str =
+    "<system-reminder>Warning: the notebook exists but has no cells.</system-reminder>";
 const TRUNCATED_LINE_SUFFIX: &str = "... [line truncated]";
 
 /// Input of the `Read` tool.
@@ -122,7 +126,7 @@ impl ReadData {
             )]),
             Self::Pdf { file } => ToolResultContent::Text(file.model_text()),
             Self::Notebook { file } if file.cells.is_empty() => {
-                ToolResultContent::Text(EMPTY_FILE_NOTICE.to_owned())
+                ToolResultContent::Text(NOTEBOOK_NO_CELLS_NOTICE.to_owned())
             }
             Self::Notebook { file } => {
                 ToolResultContent::Blocks(notebook::render_cells(&file.cells))
@@ -472,7 +476,11 @@ fn read_blocking(
     } else {
         memchr::memchr(0, &head).is_none()
     };
-    if tool_core::image_media_type(&head).is_some() && (named_image || !text) {
+    // (Its bytes alone make it an image only when its header is one: a text file that
+    // starts with PNG's signature is no image of the size its text spells.)
+    if tool_core::image_media_type(&head).is_some()
+        && (named_image || (!text && png_header_error(&head).is_none()))
+    {
         return read_image(path, meta.len());
     }
     if ext == "pdf" || (fsutil::is_pdf(&head) && !text) {
@@ -496,7 +504,10 @@ fn read_blocking(
     let limit = input.limit.map(to_usize);
     let mtime = mtime_ms(&meta);
     let cache = ctx.file_state();
-    if let Some(entry) = cache.get(path)
+    // The stub points at an earlier result of this conversation: a host that cannot tell
+    // conversations apart (an MCP server) turns it off, and every Read shows the file.
+    if !ctx.options().reads_always_return_content
+        && let Some(entry) = cache.get(path)
         && !entry.is_partial_view
         // A PARTIAL view (its limit is the lines it showed) asked for again as a range: read,
         // so that the range the model asked for counts (Edit anywhere), as it would have.
@@ -670,6 +681,15 @@ fn read_image(path: &Path, size: u64) -> Result<ReadOutput, ToolError> {
     // What the API would refuse fails every later request of the conversation: refused or
     // scaled down here instead.
     let (bytes, media_type) = if size > tool_core::MAX_IMAGE_BYTES as u64 {
+        // A header that is none is no image too large: one that cannot be decoded.
+        let head = read_regular(path, 16).map_err(|e| open_error(path, e))?;
+        if let Some(e) = png_header_error(&head) {
+            return Err(ToolError::msg(format!(
+                "Cannot return {} as an image: {}.",
+                path.display(),
+                Unfit::Corrupt(e.to_owned())
+            )));
+        }
         // Too large: scaled down from the file, as Claude Code does, where it can be
         // decoded (never loaded whole first).
         let why = tool_core::ImageRejection::TooLarge {
@@ -797,6 +817,11 @@ pub(crate) fn fit_image(bytes: Vec<u8>) -> Result<Fitted, Unfit> {
         ) => Err(Unfit::Rejected(why)),
         // Too large or too wide: scaled down where it can be decoded.
         Err(why) => {
+            // Unless its header is none (the "width and height" of text after PNG's
+            // signature): no image at all, not one too large.
+            if let Some(e) = png_header_error(&bytes) {
+                return Err(Unfit::Corrupt(e.to_owned()));
+            }
             let small = shrink_bytes(&bytes).map_err(|e| Unfit::Refused(format!("{why}; {e}")))?;
             let media_type =
                 tool_core::check_image(&small).map_err(|e| Unfit::Refused(e.to_string()))?;
@@ -846,6 +871,18 @@ fn undecodable(bytes: &[u8]) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// Why `head` (an image's first bytes) is no PNG header although it starts with PNG's
+/// signature, if it is not: every PNG goes on with its `IHDR` chunk (13 bytes: width,
+/// height, ...). `None` for anything else. Only the structure is checked (not the chunk's
+/// CRC): the width and height read from such a header are the image's.
+fn png_header_error(head: &[u8]) -> Option<&'static str> {
+    const SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
+    const IHDR: &[u8] = b"\0\0\0\x0dIHDR";
+    let rest = head.strip_prefix(SIGNATURE)?;
+    (!rest.starts_with(IHDR))
+        .then_some("after the PNG signature comes no IHDR header, with which every PNG begins")
 }
 
 /// Whether `bytes` is a PNG or JPEG wider or taller than [`SHRUNK_LONG_SIDE`] pixels (read
@@ -1134,7 +1171,7 @@ fn read_notebook(
     let text = String::from_utf8(bytes)
         .map_err(|_| ToolError::msg("Notebook is not valid UTF-8 JSON."))?;
     let nb = notebook::parse(&text).map_err(|e| match e {
-        notebook::ParseError::TooManyValues => ToolError::msg(format!(
+        notebook::ParseError::TooManyValues | notebook::ParseError::TooDeep { .. } => ToolError::msg(format!(
             "Notebook cannot be read: {e}. Use Bash with jq to read specific cells, e.g. cat \"{}\" | jq '.cells[:20]'",
             path.display()
         )),
@@ -1196,7 +1233,7 @@ fn read_notebook(
     state.read_order = ctx.call_order();
     ctx.file_state().insert(path, state);
     let content = if blocks.is_empty() {
-        ToolResultContent::Text(EMPTY_FILE_NOTICE.to_owned())
+        ToolResultContent::Text(NOTEBOOK_NO_CELLS_NOTICE.to_owned())
     } else {
         ToolResultContent::Blocks(blocks)
     };

@@ -511,7 +511,10 @@ async fn a_notebook_without_a_cells_array_is_refused_not_called_empty() {
     )
     .unwrap();
     let out = run(&Read, &c, json!({"file_path": empty})).await.unwrap();
-    assert_eq!(out.content.joined_text(), EMPTY_FILE_NOTICE);
+    assert_eq!(
+        out.content.joined_text(),
+        tools_builtin::read::NOTEBOOK_NO_CELLS_NOTICE
+    );
 }
 
 /// A notebook's text counts against the output token limit, as a text file's does.

@@ -4,8 +4,9 @@
 //!   `Allow <tool> <summary>? [y]es / [n]o / [a]lways` on standard error. `always` adds
 //!   session allow rules for what was asked (the engine's "don't ask again" rules, as
 //!   Claude Code does; not offered when there are none, as under
-//!   `allowManagedPermissionRulesOnly`); any other text is a "no" that tells the model how
-//!   to proceed.
+//!   `allowManagedPermissionRulesOnly`, nor where such a rule would never let the call run
+//!   unasked: a safety check's, an ask rule's or a hook's ask, a tool that always asks);
+//!   any other text is a "no" that tells the model how to proceed.
 //!   AskUserQuestion's ask is its questions instead: numbered options, the typed numbers
 //!   or the user's own text become the call's `answers`.
 //! - [`NoPrompts`]: nobody (`--print`, or no terminal): every ask becomes a denial whose
@@ -15,15 +16,19 @@
 //! question waits for its answer, the model's text and the calls' lines are held and shown
 //! after it, in order, so the question on the screen is the one being answered. With
 //! [`NamedAsks`] around the session's permissions, the prompter knows which call asks: the
-//! question waits for that call's start line, and names the sub-agent that asks.
+//! question waits for that call's start line, and names the sub-agent that asks; questions
+//! are put in the order of their calls; and an `always` answer settles the calls already
+//! waiting for a question that its rule now allows, without asking them (Claude Code
+//! re-checks its queued permission requests when a rule is added).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::BufRead as _;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tokio::sync::{Mutex, mpsc};
+use tokio::sync::{Mutex, Notify, mpsc, watch};
 use tokio::task::JoinSet;
 use tool_core::{
     AgentInfo, CancellationToken, DecisionReason, PermissionResult, Tool, ToolUseContext,
@@ -85,6 +90,44 @@ pub fn question(request: &PromptRequest) -> String {
 /// [`question`], for a call `agent` makes (`None`: the main loop's): a sub-agent's question
 /// names it, `Agent(explore) wants to run Bash:`, since several may ask in turn.
 pub fn question_asked_by(request: &PromptRequest, agent: Option<&AgentInfo>) -> String {
+    question_text(request, agent, offers_always(request, None))
+}
+
+/// Whether `[a]lways` is offered for `request`: there are rules to add (none may be added
+/// under `allowManagedPermissionRulesOnly`), and such an allow rule would let the same call
+/// run unasked next time. `settles` is what the engine says of that for the call's tool
+/// (`PermissionEngine::allow_rule_would_settle`, which [`NamedAsks`] asks); without it the
+/// request tells the same: no allow rule settles the ask of a tool that always asks the user
+/// (AskUserQuestion, ExitPlanMode), nor one a safety check, an ask rule or a hook made
+/// (they outrank allow rules): offering `always` there would add a rule that never helps.
+fn offers_always(request: &PromptRequest, settles: Option<bool>) -> bool {
+    let settles = settles.unwrap_or_else(|| {
+        request.tool_name != ASK_USER_QUESTION
+            && request.tool_name != EXIT_PLAN_MODE
+            && !matches!(
+                request.reason,
+                Some(
+                    DecisionReason::SafetyCheck { .. }
+                        | DecisionReason::Rule { .. }
+                        | DecisionReason::Hook { .. }
+                )
+            )
+    });
+    settles && !request.dont_ask_again.is_empty()
+}
+
+/// Whether the field `key` holding `text` is shown whole by the ask's message already:
+/// ExitPlanMode's plan, which its message ends with (`Exit plan mode and start on this
+/// plan?` and the plan), is shown once.
+fn shown_by_message(request: &PromptRequest, key: &str, text: &str) -> bool {
+    request.tool_name == EXIT_PLAN_MODE
+        && key == "plan"
+        && !text.trim().is_empty()
+        && request.message.ends_with(text)
+}
+
+/// The question's text, with `[a]lways` among the answers when `offer_always`.
+fn question_text(request: &PromptRequest, agent: Option<&AgentInfo>, offer_always: bool) -> String {
     let mut out = match agent {
         Some(agent) => format!(
             "Agent({}) wants to run {}:\n",
@@ -97,6 +140,9 @@ pub fn question_asked_by(request: &PromptRequest, agent: Option<&AgentInfo>) -> 
         Value::Object(fields) if !fields.is_empty() => {
             for (key, value) in fields {
                 match value {
+                    Value::String(text) if shown_by_message(request, key, text) => {
+                        out.push_str(&format!("  {}: (shown above)\n", escape_controls(key)));
+                    }
                     Value::String(text) => {
                         out.push_str(&format!("  {}:\n", escape_controls(key)));
                         let shown = if key == "command" {
@@ -122,13 +168,7 @@ pub fn question_asked_by(request: &PromptRequest, agent: Option<&AgentInfo>) -> 
         Value::Object(_) => out.push_str("  (no input)\n"),
         other => out.push_str(&format!("  {}\n", escape_controls(&other.to_string()))),
     }
-    // "Always" is offered when it adds a rule (none may be added under
-    // `allowManagedPermissionRulesOnly`).
-    let always = if request.dont_ask_again.is_empty() {
-        ""
-    } else {
-        " / [a]lways"
-    };
+    let always = if offer_always { " / [a]lways" } else { "" };
     out.push_str(&format!(
         "Allow {}? [y]es / [n]o{always} ",
         request.tool_name
@@ -172,6 +212,8 @@ pub const INTERRUPTED_BEFORE_ANSWERING: &str =
 /// shows a permission dialog.
 pub struct TerminalPrompter {
     lines: Mutex<Option<mpsc::UnboundedReceiver<String>>>,
+    /// The questions waiting for their turn.
+    queue: Arc<AskQueue>,
     interrupt: CancellationToken,
     /// The user prompts (their `prompt_id`) whose turn the user rejected: their questions
     /// still queued are not put.
@@ -192,6 +234,7 @@ impl TerminalPrompter {
     pub fn new(interrupt: CancellationToken) -> Self {
         Self {
             lines: Mutex::new(None),
+            queue: Arc::default(),
             interrupt,
             rejected: std::sync::Mutex::default(),
             timeline: Arc::new(Timeline::stdio()),
@@ -321,6 +364,13 @@ pub fn discard_typed_ahead(lines: Option<&mut mpsc::UnboundedReceiver<String>>) 
 /// most: the start is sent before the call runs, so it is normally shown long before.
 pub const START_LINE_WAIT: Duration = Duration::from_secs(1);
 
+/// How long after a call's start line a question of a call that started after it waits for
+/// it, at most, to reach its permission (its own question, or a decision that asks nothing):
+/// parallel calls' tasks reach their questions in whatever order they are scheduled, and the
+/// questions are put in the order of the calls. A call that never reaches its permission (a
+/// hook refused it, its input was invalid) holds the questions after it this long.
+pub const ASK_ORDER_WAIT: Duration = Duration::from_millis(500);
+
 /// Which stream a piece of a [`Timeline`] goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stream {
@@ -366,6 +416,12 @@ struct TimelineState {
     /// The calls whose start line was shown (or is held to be shown before the next
     /// question).
     started: HashSet<CallKey>,
+    /// The calls whose start line came within [`ASK_ORDER_WAIT`] (older ones are dropped
+    /// as others come): their place in the order of starts and when it came, for the order
+    /// of the questions.
+    recent_starts: HashMap<CallKey, (u64, Instant)>,
+    /// The place of the next start line.
+    next_start: u64,
 }
 
 impl TimelineState {
@@ -429,6 +485,8 @@ impl Timeline {
                 held: Vec::new(),
                 mid_line: false,
                 started: HashSet::new(),
+                recent_starts: HashMap::new(),
+                next_start: 0,
             }),
             started: tokio::sync::Notify::new(),
             shows_starts: false,
@@ -488,6 +546,13 @@ impl Timeline {
     pub fn start_line(&self, call: CallKey, line: &str) {
         {
             let mut state = self.lock();
+            let now = Instant::now();
+            state
+                .recent_starts
+                .retain(|_, (_, at)| now.duration_since(*at) < ASK_ORDER_WAIT);
+            let place = state.next_start;
+            state.next_start += 1;
+            state.recent_starts.insert(call.clone(), (place, now));
             state.started.insert(call);
             state.put(Piece::Break);
             state.put(Piece::Line(line.to_owned()));
@@ -513,6 +578,22 @@ impl Timeline {
                 return;
             }
         }
+    }
+
+    /// The calls whose start line came before `call`'s and within [`ASK_ORDER_WAIT`], with
+    /// when it came (none when `call`'s own start is not among the recent ones: then every
+    /// call started before it did so longer ago).
+    fn recent_starts_before(&self, call: &CallKey) -> Vec<(CallKey, Instant)> {
+        let state = self.lock();
+        let Some((place, _)) = state.recent_starts.get(call) else {
+            return Vec::new();
+        };
+        state
+            .recent_starts
+            .iter()
+            .filter(|(_, (p, at))| p < place && at.elapsed() < ASK_ORDER_WAIT)
+            .map(|(key, (_, at))| (key.clone(), *at))
+            .collect()
     }
 
     /// A question is put: from now on the timeline's pieces are held. Text left without
@@ -550,6 +631,11 @@ struct Asker {
     prompt_id: Option<String>,
     /// The call's token, which that rejection cancels.
     cancellation: CancellationToken,
+    /// The call's place in the order of calls ([`ToolUseContext::call_order`]): questions
+    /// are put in this order.
+    order: Option<u64>,
+    /// What the ask shares with [`NamedAsks`].
+    link: Arc<AskLink>,
 }
 
 tokio::task_local! {
@@ -557,12 +643,140 @@ tokio::task_local! {
     static ASKER: Asker;
 }
 
+/// Which version of the session's rules a decision was made under: [`NamedAsks`] counts
+/// the changes it sees (an `always` answer, a PermissionRequest hook's updates), and tells
+/// the questions waiting about calls past their permission.
+#[derive(Debug)]
+struct AskBoard {
+    /// The number of rule changes so far.
+    rules: watch::Sender<u64>,
+    /// The calls no question waits for any more (decided without a question, or their own
+    /// question queued), and since when: only those of the last [`ASK_ORDER_WAIT`] are kept.
+    settled: std::sync::Mutex<HashMap<CallKey, Instant>>,
+    /// The rules' version each call that asks was decided under (until its ask comes).
+    decided_under: std::sync::Mutex<HashMap<CallKey, (u64, Instant)>>,
+    /// Wakes the questions waiting for the asks ahead of them.
+    changed: Notify,
+}
+
+/// How long a call's rules' version is kept waiting for its ask (a PermissionRequest hook
+/// may answer it instead): the ask then counts from the version it comes under.
+const DECIDED_UNDER_KEPT: Duration = Duration::from_secs(600);
+
+impl AskBoard {
+    fn new() -> Self {
+        Self {
+            rules: watch::Sender::new(0),
+            settled: std::sync::Mutex::default(),
+            decided_under: std::sync::Mutex::default(),
+            changed: Notify::new(),
+        }
+    }
+
+    fn version(&self) -> u64 {
+        *self.rules.borrow()
+    }
+
+    /// A rule may have been added or removed: the asks waiting check again.
+    fn rules_changed(&self) {
+        self.rules.send_modify(|v| *v += 1);
+        self.changed.notify_waiters();
+    }
+
+    /// No question needs to wait for `call` any more.
+    fn settle(&self, call: CallKey) {
+        let now = Instant::now();
+        let mut settled = self
+            .settled
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        settled.retain(|_, at| now.duration_since(*at) < ASK_ORDER_WAIT);
+        settled.insert(call, now);
+        drop(settled);
+        self.changed.notify_waiters();
+    }
+
+    fn is_settled(&self, call: &CallKey) -> bool {
+        self.settled
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains_key(call)
+    }
+
+    /// `call` was decided to ask under the rules' version `version`.
+    fn decided(&self, call: CallKey, version: u64) {
+        let now = Instant::now();
+        let mut decided = self
+            .decided_under
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        decided.retain(|_, (_, at)| now.duration_since(*at) < DECIDED_UNDER_KEPT);
+        decided.insert(call, (version, now));
+    }
+
+    /// The rules' version `call`'s ask was decided under, if it was seen.
+    fn take_decided(&self, call: &CallKey) -> Option<u64> {
+        self.decided_under
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(call)
+            .map(|(version, _)| version)
+    }
+}
+
+/// One ask, as [`NamedAsks`] and the prompter share it.
+#[derive(Debug)]
+struct AskLink {
+    board: Arc<AskBoard>,
+    /// An allow rule could settle the ask (`PermissionEngine::allow_rule_would_settle`):
+    /// `always` is offered, and the ask is checked again when the rules change.
+    settles: bool,
+    /// The rules' version the ask's decision holds for.
+    checked: AtomicU64,
+    /// The question is on the screen: it is answered, not settled by a rule any more.
+    put: AtomicBool,
+    /// The prompter's turn, kept after the answer until the rules it added are in (so that
+    /// the next question is put only once the asks those rules allow have left).
+    turn: std::sync::Mutex<Option<Turn>>,
+}
+
+impl AskLink {
+    /// Whether the ask's decision holds for the rules as they are (or cannot change).
+    fn up_to_date(&self) -> bool {
+        !self.settles
+            || self.put.load(Ordering::SeqCst)
+            || self.checked.load(Ordering::SeqCst) >= self.board.version()
+    }
+}
+
+/// The call `ctx` runs, as the timeline and the questions know it.
+fn call_key(ctx: &ToolUseContext) -> Option<CallKey> {
+    ctx.tool_use_id().map(|id| CallKey {
+        agent_id: ctx.agent().map(|a| a.id.clone()),
+        tool_use_id: id.to_owned(),
+    })
+}
+
+/// Runs a permission decision off the runtime's workers, as the pipeline does (it may read
+/// the file system, which may hang).
+async fn off_the_workers<F: std::future::Future>(decision: F) -> F::Output {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| handle.block_on(decision))
+        }
+        _ => decision.await,
+    }
+}
+
 /// The session's permissions, telling the [`TerminalPrompter`] which call asks: the
-/// question waits for that call's start line ([`Timeline::showing_starts`]), and a
-/// sub-agent's question names the agent (`Agent(explore) wants to run Bash:`). Decisions
-/// are `inner`'s.
+/// question waits for that call's start line ([`Timeline::showing_starts`]), a sub-agent's
+/// question names the agent (`Agent(explore) wants to run Bash:`), and questions are put in
+/// the order of their calls. Decisions are `inner`'s; when the rules change (an `always`
+/// answer, a PermissionRequest hook's updates), the asks still waiting for their question
+/// are decided again, and those now allowed run without one.
 pub struct NamedAsks {
     inner: Arc<dyn Permissions>,
+    board: Arc<AskBoard>,
 }
 
 impl std::fmt::Debug for NamedAsks {
@@ -574,7 +788,24 @@ impl std::fmt::Debug for NamedAsks {
 impl NamedAsks {
     /// Wraps `inner`.
     pub fn new(inner: Arc<dyn Permissions>) -> Self {
-        Self { inner }
+        Self {
+            inner,
+            board: Arc::new(AskBoard::new()),
+        }
+    }
+
+    /// The call's decision again, when the rules changed since it asked: `Some` when they
+    /// now allow it.
+    async fn allowed_now(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> Option<PermissionResult> {
+        match off_the_workers(self.inner.decide(tool, input, ctx)).await {
+            allowed @ PermissionResult::Allow { .. } => Some(allowed),
+            _ => None,
+        }
     }
 }
 
@@ -586,7 +817,16 @@ impl Permissions for NamedAsks {
         input: &Value,
         ctx: &ToolUseContext,
     ) -> PermissionResult {
-        self.inner.decide(tool, input, ctx).await
+        let version = self.board.version();
+        let decision = self.inner.decide(tool, input, ctx).await;
+        if let Some(call) = call_key(ctx) {
+            if matches!(decision, PermissionResult::Ask { .. }) {
+                self.board.decided(call, version);
+            } else {
+                self.board.settle(call);
+            }
+        }
+        decision
     }
 
     async fn check_rule_based(
@@ -595,7 +835,14 @@ impl Permissions for NamedAsks {
         input: &Value,
         ctx: &ToolUseContext,
     ) -> Option<PermissionResult> {
-        self.inner.check_rule_based(tool, input, ctx).await
+        let objection = self.inner.check_rule_based(tool, input, ctx).await;
+        // A hook's allow that nothing objects to (or a deny) asks nothing.
+        if !matches!(objection, Some(PermissionResult::Ask { .. }))
+            && let Some(call) = call_key(ctx)
+        {
+            self.board.settle(call);
+        }
+        objection
     }
 
     async fn resolve_ask(
@@ -606,26 +853,88 @@ impl Permissions for NamedAsks {
         ctx: &ToolUseContext,
         ask: PermissionResult,
     ) -> PermissionResult {
-        let agent = ctx.agent().cloned();
+        if !matches!(ask, PermissionResult::Ask { .. }) {
+            return self
+                .inner
+                .resolve_ask(prompter, tool, input, ctx, ask)
+                .await;
+        }
+        let call = call_key(ctx);
+        let now = self.board.version();
+        let decided_under = call
+            .as_ref()
+            .and_then(|c| self.board.take_decided(c))
+            .unwrap_or(now);
+        let link = Arc::new(AskLink {
+            board: Arc::clone(&self.board),
+            settles: tool_perms::PermissionEngine::allow_rule_would_settle(tool, &ask),
+            checked: AtomicU64::new(decided_under),
+            put: AtomicBool::new(false),
+            turn: std::sync::Mutex::new(None),
+        });
         let asker = Asker {
-            call: ctx.tool_use_id().map(|id| CallKey {
-                agent_id: agent.as_ref().map(|a| a.id.clone()),
-                tool_use_id: id.to_owned(),
-            }),
-            agent,
+            call: call.clone(),
+            agent: ctx.agent().cloned(),
             prompt_id: ctx.prompt_id().map(str::to_owned),
             cancellation: ctx.cancellation().clone(),
+            order: ctx.call_order(),
+            link: Arc::clone(&link),
         };
-        ASKER
-            .scope(
-                asker,
-                self.inner.resolve_ask(prompter, tool, input, ctx, ask),
-            )
-            .await
+        let asking = ASKER.scope(
+            asker,
+            self.inner.resolve_ask(prompter, tool, input, ctx, ask),
+        );
+        tokio::pin!(asking);
+        let mut rules = self.board.rules.subscribe();
+        let decision = loop {
+            // Rules that changed since the call was decided may allow it now: then it runs
+            // without a question (not once its question is on the screen).
+            if link.settles && !link.put.load(Ordering::SeqCst) {
+                let version = *rules.borrow_and_update();
+                if link.checked.load(Ordering::SeqCst) < version {
+                    if let Some(allowed) = self.allowed_now(tool, input, ctx).await {
+                        break allowed;
+                    }
+                    link.checked.store(version, Ordering::SeqCst);
+                    self.board.changed.notify_waiters();
+                }
+            }
+            tokio::select! {
+                decision = &mut asking => break decision,
+                // The sender lives in the board, which this ask holds.
+                _ = rules.changed(), if link.settles && !link.put.load(Ordering::SeqCst) => {}
+            }
+        };
+        // "Always" added rules: the asks waiting check again before the next question.
+        if matches!(
+            decision,
+            PermissionResult::Allow {
+                reason: Some(DecisionReason::User { permanent: true }),
+                ..
+            }
+        ) {
+            self.board.rules_changed();
+        }
+        // The next question may come.
+        drop(
+            link.turn
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take(),
+        );
+        // (Settled when its question was queued; also when it never was.)
+        if let Some(call) = call {
+            self.board.settle(call);
+        }
+        decision
     }
 
     fn apply_updates(&self, updates: &[tool_core::PermissionUpdate]) -> Vec<String> {
-        self.inner.apply_updates(updates)
+        let problems = self.inner.apply_updates(updates);
+        if !updates.is_empty() {
+            self.board.rules_changed();
+        }
+        problems
     }
 }
 
@@ -660,50 +969,211 @@ impl Drop for OnScreen<'_> {
 #[async_trait]
 impl Prompter for TerminalPrompter {
     async fn prompt(&self, request: &PromptRequest) -> PromptAnswer {
-        let mut guard = self.lines.lock().await;
-        // The turn was interrupted while this question waited for the one before it: it is
-        // not put at all (it would show and vanish at once).
+        let interrupted = || PromptAnswer::Deny {
+            feedback: Some(INTERRUPTED_BEFORE_ANSWERING.into()),
+        };
         if self.interrupt.is_cancelled() {
-            return PromptAnswer::Deny {
-                feedback: Some(INTERRUPTED_BEFORE_ANSWERING.into()),
-            };
+            return interrupted();
         }
         let asker = ASKER.try_with(Clone::clone).ok();
-        // The user rejected this call's turn while the question waited for the one before it
-        // (a parallel sub-agent's), or the call was cancelled meanwhile: it is not put (it
-        // would show and be withdrawn at once).
-        if let Some(asker) = asker.as_ref().filter(|a| self.turn_rejected(a)) {
-            drop(guard);
-            return self.not_put(asker).await;
-        }
         // The call's own start line comes before its question.
         if let Some(call) = asker.as_ref().and_then(|a| a.call.as_ref()) {
             tokio::select! {
                 () = self.timeline.wait_for_start(call, START_LINE_WAIT) => {}
-                () = self.interrupt.cancelled() => {
-                    return PromptAnswer::Deny {
-                        feedback: Some(INTERRUPTED_BEFORE_ANSWERING.into()),
-                    };
-                }
+                () = self.interrupt.cancelled() => return interrupted(),
             }
         }
+        let Some(turn) = self.wait_for_turn(asker.as_ref()).await else {
+            return interrupted();
+        };
+        // The turn was interrupted while this question waited for the one before it: it is
+        // not put at all (it would show and vanish at once).
+        if self.interrupt.is_cancelled() {
+            return interrupted();
+        }
+        // The user rejected this call's turn while the question waited for the one before it
+        // (a parallel sub-agent's), or the call was cancelled meanwhile: it is not put (it
+        // would show and be withdrawn at once).
+        if let Some(asker) = asker.as_ref().filter(|a| self.turn_rejected(a)) {
+            drop(turn);
+            return self.not_put(asker).await;
+        }
+        let mut guard = self.lines.lock().await;
         let lines = guard.get_or_insert_with(stdin_lines);
         discard_typed_ahead(Some(lines));
+        let link = asker.as_ref().map(|a| &a.link);
+        if let Some(link) = link {
+            // Answered from now on, never settled by a rule under the user's eyes.
+            link.put.store(true, Ordering::SeqCst);
+        }
         let mut pending = OnScreen::put(&self.timeline);
         let agent = asker.as_ref().and_then(|a| a.agent.as_ref());
-        let answer = self.ask(request, agent, lines).await;
+        let offer_always = offers_always(request, link.map(|l| l.settles));
+        let answer = self.ask(request, agent, offer_always, lines).await;
         pending.answered = true;
+        // The question is over (what was held is shown) before the turn passes on.
+        drop(pending);
         // A refusal without feedback rejects the turn: the other questions of its prompt
         // are not put.
         if answer == (PromptAnswer::Deny { feedback: None })
-            && let Some(prompt_id) = asker.and_then(|a| a.prompt_id)
+            && let Some(prompt_id) = asker.as_ref().and_then(|a| a.prompt_id.clone())
         {
             self.rejected
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .insert(prompt_id);
         }
+        // The next question waits until the rules this answer adds are in, and the asks
+        // they allow have left the queue: [`NamedAsks`] gives the turn back then.
+        match link {
+            Some(link) => {
+                *link
+                    .turn
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(turn);
+            }
+            None => drop(turn),
+        }
         answer
+    }
+}
+
+/// The questions waiting for the terminal, put one at a time in the order of their calls.
+#[derive(Debug, Default)]
+struct AskQueue {
+    state: std::sync::Mutex<QueueState>,
+    /// Wakes the questions waiting: the turn was given back, a question came or left.
+    changed: Notify,
+}
+
+#[derive(Debug, Default)]
+struct QueueState {
+    /// A question has the turn (on the screen, or its answer's rules going in).
+    busy: bool,
+    /// Numbers the questions in the order they came.
+    next_ticket: u64,
+    /// The questions waiting, by their call's order (questions of no known call last), then
+    /// by when they came, with what each shares with [`NamedAsks`].
+    waiting: BTreeMap<(u64, u64), Option<Arc<AskLink>>>,
+}
+
+impl AskQueue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, QueueState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// A question's place in the queue; leaving it (its call cancelled) lets the others on.
+struct InQueue<'a> {
+    queue: &'a Arc<AskQueue>,
+    place: (u64, u64),
+}
+
+impl Drop for InQueue<'_> {
+    fn drop(&mut self) {
+        self.queue.lock().waiting.remove(&self.place);
+        self.queue.changed.notify_waiters();
+    }
+}
+
+/// The turn at the terminal, given back when dropped.
+#[derive(Debug)]
+struct Turn {
+    queue: Arc<AskQueue>,
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        self.queue.lock().busy = false;
+        self.queue.changed.notify_waiters();
+    }
+}
+
+impl TerminalPrompter {
+    /// Waits for the question's turn at the terminal (`None`: the user interrupted). It comes
+    /// when no question is on the screen, none of an earlier call waits, every call started
+    /// just before this one reached its permission ([`ASK_ORDER_WAIT`]), and every ask
+    /// waiting has been decided again under the rules as they are (an `always` answer may
+    /// have allowed it: it leaves without a question).
+    async fn wait_for_turn(&self, asker: Option<&Asker>) -> Option<Turn> {
+        let link = asker.map(|a| Arc::clone(&a.link));
+        let place = {
+            let mut state = self.queue.lock();
+            let ticket = state.next_ticket;
+            state.next_ticket += 1;
+            let place = (asker.and_then(|a| a.order).unwrap_or(u64::MAX), ticket);
+            state.waiting.insert(place, link.clone());
+            // Queued: the questions of later calls no longer wait for it to come (its
+            // place decides), under the queue's lock so that they see one or the other.
+            if let Some((call, link)) = asker.and_then(|a| Some((a.call.clone()?, &a.link))) {
+                link.board.settle(call);
+            }
+            place
+        };
+        let entry = InQueue {
+            queue: &self.queue,
+            place,
+        };
+        let no_board = Notify::new();
+        let board_changed = link.as_ref().map_or(&no_board, |l| &l.board.changed);
+        loop {
+            let queue_changed = self.queue.changed.notified();
+            let board_changed = board_changed.notified();
+            tokio::pin!(queue_changed, board_changed);
+            queue_changed.as_mut().enable();
+            board_changed.as_mut().enable();
+            let until = match self.take_turn(entry.place, asker) {
+                Ok(turn) => return Some(turn),
+                Err(until) => until,
+            };
+            let later = async {
+                match until {
+                    Some(at) => tokio::time::sleep_until(at.into()).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = self.interrupt.cancelled() => return None,
+                () = queue_changed => {}
+                () = board_changed => {}
+                () = later => {}
+            }
+        }
+    }
+
+    /// The turn for the question at `place`, if it is its; else when to look again (`None`:
+    /// when something changes).
+    fn take_turn(&self, place: (u64, u64), asker: Option<&Asker>) -> Result<Turn, Option<Instant>> {
+        let mut state = self.queue.lock();
+        if state.busy || state.waiting.keys().next() != Some(&place) {
+            return Err(None);
+        }
+        if !state.waiting.values().flatten().all(|l| l.up_to_date()) {
+            return Err(None);
+        }
+        if let Some(until) = asker.and_then(|a| self.earlier_call_coming(a)) {
+            return Err(Some(until));
+        }
+        state.waiting.remove(&place);
+        state.busy = true;
+        Ok(Turn {
+            queue: Arc::clone(&self.queue),
+        })
+    }
+
+    /// Until when the question of `asker` waits for a call that started just before its
+    /// own and has not reached its permission yet (it may ask, and its question comes
+    /// first): `None` when there is none.
+    fn earlier_call_coming(&self, asker: &Asker) -> Option<Instant> {
+        let call = asker.call.as_ref()?;
+        self.timeline
+            .recent_starts_before(call)
+            .into_iter()
+            .filter(|(earlier, _)| !asker.link.board.is_settled(earlier))
+            .map(|(_, at)| at + ASK_ORDER_WAIT)
+            .min()
     }
 }
 
@@ -746,10 +1216,13 @@ impl TerminalPrompter {
         self.timeline.say(&args.to_string());
     }
 
+    /// Puts `request`'s question (`[a]lways` among the answers when `offer_always`) and
+    /// reads its answer.
     async fn ask(
         &self,
         request: &PromptRequest,
         agent: Option<&AgentInfo>,
+        offer_always: bool,
         lines: &mut mpsc::UnboundedReceiver<String>,
     ) -> PromptAnswer {
         self.notify(&request.tool_name);
@@ -759,7 +1232,7 @@ impl TerminalPrompter {
         if !request.message.is_empty() {
             self.show(format_args!("\n{}\n", escape_controls(&request.message)));
         }
-        if !request.dont_ask_again.is_empty() {
+        if offer_always {
             let rules: Vec<String> = request
                 .dont_ask_again
                 .iter()
@@ -772,13 +1245,22 @@ impl TerminalPrompter {
             self.show(format_args!("(always adds the session rule {rules})\n"));
         }
         loop {
-            self.show(format_args!("{}", question_asked_by(request, agent)));
+            self.show(format_args!(
+                "{}",
+                question_text(request, agent, offer_always)
+            ));
             let line = match self.next_line(lines).await {
                 Ok(line) => line,
                 Err(refused) => return refused,
             };
-            if let Some(answer) = parse_answer(&line) {
-                return answer;
+            match parse_answer(&line) {
+                // Not offered: no rule is added (it would never help, or may not be added),
+                // the call runs once.
+                Some(PromptAnswer::AllowAlways { updated_input, .. }) if !offer_always => {
+                    return PromptAnswer::AllowOnce { updated_input };
+                }
+                Some(answer) => return answer,
+                None => {}
             }
         }
     }
@@ -817,12 +1299,23 @@ impl TerminalPrompter {
         let mut answers = serde_json::Map::new();
         for question in questions {
             self.show(format_args!("{}", question_form(question)));
-            let line = match self.next_line(lines).await {
-                Ok(line) => line,
-                Err(refused) => return refused,
-            };
-            if let Some(answer) = answer_to(question, &line) {
-                answers.insert(question.question.clone(), Value::String(answer));
+            loop {
+                let line = match self.next_line(lines).await {
+                    Ok(line) => line,
+                    Err(refused) => return refused,
+                };
+                match answer_to(question, &line) {
+                    Ok(Some(answer)) => {
+                        answers.insert(question.question.clone(), Value::String(answer));
+                    }
+                    Ok(None) => {}
+                    // Numbers that name no option: asked again, never sent as the user's text.
+                    Err(why) => {
+                        self.show(format_args!("{why}\n{}", answer_prompt(question)));
+                        continue;
+                    }
+                }
+                break;
             }
         }
         if answers.is_empty() {
@@ -865,43 +1358,88 @@ pub fn question_form(question: &Question) -> String {
         }
         out.push('\n');
     }
-    if question.multi_select {
-        out.push_str("Numbers separated by commas, or your own answer (empty: skip): ");
-    } else {
-        out.push_str("A number, or your own answer (empty: skip): ");
-    }
+    out.push_str(answer_prompt(question));
     out
+}
+
+/// The line that asks for `question`'s answer.
+fn answer_prompt(question: &Question) -> &'static str {
+    if question.multi_select {
+        "Numbers separated by commas, or your own answer (empty: skip): "
+    } else {
+        "A number, or your own answer (empty: skip): "
+    }
 }
 
 /// The answer a typed `line` gives to `question`: option numbers (one, or several for a
 /// multi-select question, comma- or space-separated) become their labels joined with
-/// `, `; any other text is the user's own answer; an empty line answers nothing.
-pub fn answer_to(question: &Question, line: &str) -> Option<String> {
+/// `, `; any other text is the user's own answer (a number too, in double quotes: `"42"`);
+/// an empty line answers nothing (`Ok(None)`). Numbers that name no option, or several for
+/// a question that takes one, are no answer: the error says which numbers there are, to
+/// ask again.
+pub fn answer_to(question: &Question, line: &str) -> Result<Option<String>, String> {
     let typed = line.trim();
     if typed.is_empty() {
-        return None;
+        return Ok(None);
     }
-    let picks: Option<Vec<usize>> = typed
-        .split([',', ' '])
-        .filter(|t| !t.is_empty())
-        .map(|t| {
-            t.parse::<usize>()
-                .ok()
-                .filter(|n| (1..=question.options.len()).contains(n))
-        })
-        .collect();
-    match picks {
-        Some(mut picks) if question.multi_select || picks.len() == 1 => {
-            let mut seen = std::collections::HashSet::new();
-            picks.retain(|n| seen.insert(*n));
-            let labels: Vec<&str> = picks
-                .iter()
-                .map(|n| question.options[n - 1].label.as_str())
-                .collect();
-            Some(labels.join(", "))
+    if let Some(own) = typed
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .filter(|t| !t.trim().is_empty())
+    {
+        return Ok(Some(own.to_owned()));
+    }
+    let words: Vec<&str> = typed.split([',', ' ']).filter(|t| !t.is_empty()).collect();
+    let count = question.options.len();
+    if count == 0 || !words.iter().all(|w| w.bytes().all(|b| b.is_ascii_digit())) {
+        return Ok(Some(typed.to_owned()));
+    }
+    let mut picks: Vec<usize> = Vec::new();
+    let mut wrong: Vec<&str> = Vec::new();
+    for word in &words {
+        match word
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=count).contains(n))
+        {
+            Some(n) if !picks.contains(&n) => picks.push(n),
+            Some(_) => {}
+            None if !wrong.contains(word) => wrong.push(word),
+            None => {}
         }
-        _ => Some(typed.to_owned()),
     }
+    let own = "or your own answer in words (a number in double quotes is your own answer too)";
+    let range = if count == 1 {
+        "the only option is 1".to_owned()
+    } else {
+        format!("the options are 1 to {count}")
+    };
+    if !wrong.is_empty() {
+        let no = if wrong.len() == 1 {
+            "There is no option"
+        } else {
+            "There are no options"
+        };
+        let pick = if question.multi_select {
+            "the numbers you choose"
+        } else {
+            "one of them"
+        };
+        return Err(format!(
+            "{no} {}: {range}. Type {pick}, {own}.",
+            wrong.join(", ")
+        ));
+    }
+    if picks.len() > 1 && !question.multi_select {
+        return Err(format!(
+            "Only one option can be chosen here ({range}): type one of them, {own}."
+        ));
+    }
+    let labels: Vec<&str> = picks
+        .iter()
+        .map(|n| question.options[n - 1].label.as_str())
+        .collect();
+    Ok(Some(labels.join(", ")))
 }
 
 /// Permissions for a session nobody can answer: decisions come from `inner`, and every ask
@@ -1058,6 +1596,7 @@ impl Permissions for NoPrompts {
 mod tests {
     use super::*;
     use serde_json::json;
+    use tool_exec::REJECT_MESSAGE;
 
     #[test]
     fn answers_parse() {
@@ -1221,11 +1760,10 @@ mod tests {
         );
         assert_eq!(updated["questions"], input["questions"]);
 
-        // A number out of range, or several for a single choice, is the user's own text.
         let q: Question = serde_json::from_value(input["questions"][0].clone()).unwrap();
-        assert_eq!(answer_to(&q, "7"), Some("7".into()));
-        assert_eq!(answer_to(&q, "1,2"), Some("1,2".into()));
-        assert_eq!(answer_to(&q, "  "), None);
+        assert_eq!(answer_to(&q, "  "), Ok(None));
+        assert_eq!(answer_to(&q, "2"), Ok(Some("Postgres".into())));
+        assert_eq!(answer_to(&q, "in memory"), Ok(Some("in memory".into())));
         let form = question_form(&q);
         assert!(
             form.contains("[DB] Which database?") && form.contains("  2. Postgres - a server"),
@@ -1470,6 +2008,335 @@ mod tests {
             matches!(allowed, PermissionResult::Allow { .. }),
             "{allowed:?}"
         );
+    }
+
+    /// Option numbers that name no option (a number out of range, several for a question that
+    /// takes one) are no answer: the error says which numbers there are, so the question is
+    /// asked again. A line that is not numbers is the user's own text, and so is a number
+    /// in double quotes.
+    #[test]
+    fn option_numbers_that_name_no_option_are_refused() {
+        let question = |multi: bool, count: usize| -> Question {
+            let options: Vec<Value> = (1..=count)
+                .map(|i| json!({"label": format!("L{i}"), "description": ""}))
+                .collect();
+            serde_json::from_value(json!({"question": "Q?", "header": "H",
+                "multiSelect": multi, "options": options}))
+            .unwrap()
+        };
+        let single = question(false, 2);
+        let err = answer_to(&single, "3").unwrap_err();
+        assert!(
+            err.starts_with("There is no option 3: the options are 1 to 2. Type one of them,"),
+            "{err}"
+        );
+        let err = answer_to(&single, "1,2").unwrap_err();
+        assert!(
+            err.starts_with("Only one option can be chosen here"),
+            "{err}"
+        );
+        assert_eq!(answer_to(&single, "2, 2"), Ok(Some("L2".into())));
+        assert_eq!(answer_to(&single, "\"42\""), Ok(Some("42".into())));
+        assert_eq!(answer_to(&single, "3 please"), Ok(Some("3 please".into())));
+        assert_eq!(answer_to(&single, "-1"), Ok(Some("-1".into())));
+        let multi = question(true, 3);
+        let err = answer_to(&multi, "1,3,3,0").unwrap_err();
+        assert!(
+            err.starts_with("There is no option 0: the options are 1 to 3."),
+            "{err}"
+        );
+        let err = answer_to(&multi, "0 4 99999999999999999999999").unwrap_err();
+        assert!(
+            err.starts_with("There are no options 0, 4, 99999999999999999999999:"),
+            "{err}"
+        );
+        assert_eq!(answer_to(&multi, "3, 1 3"), Ok(Some("L3, L1".into())));
+    }
+
+    /// Waits until `screen` shows `text` `times` times.
+    async fn until_shown_times(screen: &std::sync::Mutex<String>, text: &str, times: usize) {
+        while screen.lock().unwrap().matches(text).count() < times {
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+    }
+
+    /// A main-loop call with this id, its start line shown on `timeline`.
+    fn started(timeline: &Timeline, id: &str) -> ToolUseContext {
+        timeline.start_line(
+            CallKey {
+                agent_id: None,
+                tool_use_id: id.into(),
+            },
+            &format!("[   0.0s] ⏺ Bash({id})"),
+        );
+        ToolUseContext::new("/")
+            .with_prompt_id("p1")
+            .with_tool_use_id(id)
+            .with_cancellation(CancellationToken::new())
+    }
+
+    /// Parallel calls are asked about in the order of the calls, not in the order their
+    /// tasks reach the question: the last call's ask comes first here, yet it waits for the
+    /// two calls started before it, whose asks come 50 and 100 ms later.
+    #[tokio::test]
+    async fn questions_are_put_in_the_order_of_their_calls() {
+        let (timeline, screen) = on_a_screen();
+        let prompter =
+            TerminalPrompter::new(CancellationToken::new()).with_timeline(Arc::clone(&timeline));
+        let (typing, lines) = mpsc::unbounded_channel();
+        *prompter.lines.lock().await = Some(lines);
+        let permissions = NamedAsks::new(Arc::new(tool_exec::AllowAll));
+        let tool = tools_builtin::Bash::default();
+        let calls: Vec<ToolUseContext> = ["c1", "c2", "c3"]
+            .iter()
+            .map(|id| started(&timeline, id))
+            .collect();
+        let ask = |i: usize, after: u64| {
+            let (permissions, tool, prompter) = (&permissions, &tool, &prompter);
+            let ctx = calls[i].clone();
+            async move {
+                tokio::time::sleep(std::time::Duration::from_millis(after)).await;
+                let input = json!({"command": format!("touch {}", i + 1)});
+                permissions
+                    .resolve_ask(
+                        prompter,
+                        tool,
+                        &input,
+                        &ctx,
+                        PermissionResult::ask(String::new()),
+                    )
+                    .await
+            }
+        };
+        let user = async {
+            for n in 1..=3 {
+                until_shown_times(&screen, "Allow Bash?", n).await;
+                typing.send("y\n".into()).unwrap();
+            }
+        };
+        let (third, first, second, ()) = tokio::join!(ask(2, 0), ask(0, 50), ask(1, 100), user);
+        for decision in [first, second, third] {
+            assert!(
+                matches!(decision, PermissionResult::Allow { .. }),
+                "{decision:?}"
+            );
+        }
+        let shown = screen.lock().unwrap().clone();
+        let at: Vec<usize> = (1..=3)
+            .map(|n| shown.find(&format!("    touch {n}\nAllow Bash?")).unwrap())
+            .collect();
+        assert!(at[0] < at[1] && at[1] < at[2], "{shown}");
+    }
+
+    /// Permissions that allow the commands an `always` answer added, and ask about the
+    /// others; the rule an `always` would add names the call's command.
+    #[derive(Default)]
+    struct Remembers(std::sync::Mutex<HashSet<String>>);
+
+    impl Remembers {
+        fn command(input: &Value) -> String {
+            input["command"].as_str().unwrap_or_default().to_owned()
+        }
+    }
+
+    #[async_trait]
+    impl Permissions for Remembers {
+        async fn decide(
+            &self,
+            _tool: &dyn Tool,
+            input: &Value,
+            _ctx: &ToolUseContext,
+        ) -> PermissionResult {
+            if self.0.lock().unwrap().contains(&Self::command(input)) {
+                PermissionResult::Allow {
+                    updated_input: None,
+                    reason: Some(DecisionReason::Other {
+                        reason: "a session rule".into(),
+                    }),
+                }
+            } else {
+                PermissionResult::ask(String::new())
+            }
+        }
+
+        async fn check_rule_based(
+            &self,
+            _tool: &dyn Tool,
+            _input: &Value,
+            _ctx: &ToolUseContext,
+        ) -> Option<PermissionResult> {
+            None
+        }
+
+        async fn resolve_ask(
+            &self,
+            prompter: &dyn Prompter,
+            tool: &dyn Tool,
+            input: &Value,
+            _ctx: &ToolUseContext,
+            _ask: PermissionResult,
+        ) -> PermissionResult {
+            let command = Self::command(input);
+            let request = PromptRequest {
+                tool_name: tool.name().into(),
+                input: input.clone(),
+                message: String::new(),
+                reason: None,
+                suggestions: Vec::new(),
+                dont_ask_again: vec![tool_core::RuleValue {
+                    tool_name: tool.name().into(),
+                    rule_content: Some(command.clone()),
+                }],
+            };
+            let permanent = match prompter.prompt(&request).await {
+                PromptAnswer::AllowAlways { .. } => {
+                    self.0.lock().unwrap().insert(command);
+                    true
+                }
+                PromptAnswer::AllowOnce { .. } => false,
+                PromptAnswer::Deny { .. } => {
+                    return PermissionResult::Deny {
+                        message: REJECT_MESSAGE.into(),
+                        reason: DecisionReason::Other {
+                            reason: "the user decided".into(),
+                        },
+                    };
+                }
+            };
+            PermissionResult::Allow {
+                updated_input: None,
+                reason: Some(DecisionReason::User { permanent }),
+            }
+        }
+    }
+
+    /// Three calls wait for their question, the first and third the same command: `always`
+    /// to the first adds its rule, which settles the third without a question; the `n` to
+    /// the second then rejects the turn, but the third was allowed before it.
+    #[tokio::test]
+    async fn always_settles_the_asks_waiting_that_its_rule_allows() {
+        let (timeline, screen) = on_a_screen();
+        let prompter =
+            TerminalPrompter::new(CancellationToken::new()).with_timeline(Arc::clone(&timeline));
+        let (typing, lines) = mpsc::unbounded_channel();
+        *prompter.lines.lock().await = Some(lines);
+        let permissions = NamedAsks::new(Arc::new(Remembers::default()));
+        let tool = tools_builtin::Bash::default();
+        let calls: Vec<ToolUseContext> = ["c1", "c2", "c3"]
+            .iter()
+            .map(|id| started(&timeline, id))
+            .collect();
+        let ask = |i: usize, command: &'static str| {
+            let (permissions, tool, prompter) = (&permissions, &tool, &prompter);
+            let ctx = calls[i].clone();
+            async move {
+                let input = json!({"command": command});
+                let ask = permissions.decide(tool, &input, &ctx).await;
+                permissions
+                    .resolve_ask(prompter, tool, &input, &ctx, ask)
+                    .await
+            }
+        };
+        let user = async {
+            until_shown(&screen, "(always adds the session rule Bash(touch a))").await;
+            typing.send("a\n".into()).unwrap();
+            until_shown(&screen, "    touch b\nAllow Bash?").await;
+            typing.send("n\n".into()).unwrap();
+        };
+        let asked = async {
+            tokio::join!(
+                ask(0, "touch a"),
+                ask(1, "touch b"),
+                ask(2, "touch a"),
+                user
+            )
+        };
+        let (first, second, third, ()) =
+            tokio::time::timeout(std::time::Duration::from_secs(5), asked)
+                .await
+                .expect("a question was left waiting");
+        assert!(matches!(first, PermissionResult::Allow { .. }), "{first:?}");
+        assert!(
+            matches!(second, PermissionResult::Deny { .. }),
+            "{second:?}"
+        );
+        assert!(matches!(third, PermissionResult::Allow { .. }), "{third:?}");
+        let shown = screen.lock().unwrap().clone();
+        assert_eq!(shown.matches("Allow Bash?").count(), 2, "{shown}");
+    }
+
+    /// `[a]lways` is offered only where the rule it adds would let the call run unasked: not
+    /// for a tool that always asks (ExitPlanMode, as the engine says through [`NamedAsks`]),
+    /// nor for a safety check's ask; an `a` typed there allows the call once and adds no
+    /// rule. ExitPlanMode's plan, in its message, is not shown a second time as a field.
+    #[tokio::test]
+    async fn always_is_offered_only_where_its_rule_would_settle_the_call() {
+        let rule = || {
+            vec![tool_core::RuleValue {
+                tool_name: "Edit".into(),
+                rule_content: Some("//p/.claude/**".into()),
+            }]
+        };
+        let safety = PromptRequest {
+            tool_name: "Write".into(),
+            input: json!({"file_path": "/p/.claude/settings.json", "content": "{}"}),
+            message: "protected".into(),
+            reason: Some(DecisionReason::SafetyCheck {
+                reason: "protected".into(),
+            }),
+            suggestions: Vec::new(),
+            dont_ask_again: rule(),
+        };
+        assert!(question(&safety).ends_with("Allow Write? [y]es / [n]o "));
+        let plan = PromptRequest {
+            tool_name: EXIT_PLAN_MODE.into(),
+            input: json!({"plan": "PLAN ONE"}),
+            message: "Exit plan mode and start on this plan?\n\nPLAN ONE".into(),
+            reason: None,
+            suggestions: Vec::new(),
+            dont_ask_again: rule(),
+        };
+        assert_eq!(
+            question(&plan),
+            "ExitPlanMode wants to run:\n  plan: (shown above)\nAllow ExitPlanMode? [y]es / [n]o "
+        );
+
+        // Through NamedAsks: the tool always asks, though the request's reason says nothing.
+        let (timeline, screen) = on_a_screen();
+        let prompter =
+            TerminalPrompter::new(CancellationToken::new()).with_timeline(Arc::clone(&timeline));
+        let (typing, lines) = mpsc::unbounded_channel();
+        *prompter.lines.lock().await = Some(lines);
+        let remembers = Arc::new(Remembers::default());
+        let permissions = NamedAsks::new(Arc::clone(&remembers) as Arc<dyn Permissions>);
+        let tool = tools_builtin::exit_plan_mode::ExitPlanMode;
+        let ctx = started(&timeline, "c1");
+        let input = json!({"command": "x"});
+        let asking = permissions.resolve_ask(
+            &prompter,
+            &tool,
+            &input,
+            &ctx,
+            PermissionResult::ask(String::new()),
+        );
+        let user = async {
+            until_shown(&screen, "Allow ExitPlanMode?").await;
+            typing.send("a\n".into()).unwrap();
+        };
+        let (decision, ()) = tokio::join!(asking, user);
+        assert_eq!(
+            decision,
+            PermissionResult::Allow {
+                updated_input: None,
+                reason: Some(DecisionReason::User { permanent: false }),
+            }
+        );
+        let shown = screen.lock().unwrap().clone();
+        assert!(
+            !shown.contains("always") && shown.contains("Allow ExitPlanMode? [y]es / [n]o "),
+            "{shown}"
+        );
+        assert!(remembers.0.lock().unwrap().is_empty());
     }
 
     #[test]

@@ -45,6 +45,7 @@ impl SessionArgs {
             strict_mcp_config: self.strict_mcp_config,
             connect_mcp_in_background: false,
             offer_tool_search: true,
+            fires_scheduled_jobs: false,
         }
     }
 }
@@ -177,6 +178,13 @@ pub struct SessionOptions {
     /// search off, as the agent loop would not offer it). The agent loop decides per
     /// request and keeps it.
     pub offer_tool_search: bool,
+    /// Whether the host fires scheduled jobs: polls the session's
+    /// `tools_builtin::cron::CronStore` (`due_jobs`) and runs each due job's prompt. Only
+    /// then are the Cron tools (the `agent-triggers` family) among the tools
+    /// ([`not_offered_because`]): elsewhere a job the model schedules would never fire,
+    /// though CronCreate would tell it when it fires next. None of this binary's commands
+    /// does (`agent` answers one prompt, `run` one response, `serve` a client's calls).
+    pub fires_scheduled_jobs: bool,
 }
 
 impl SessionOptions {
@@ -224,6 +232,7 @@ impl SessionOptions {
             strict_mcp_config: false,
             connect_mcp_in_background: false,
             offer_tool_search: true,
+            fires_scheduled_jobs: false,
         }
     }
 }
@@ -493,12 +502,32 @@ fn js_number_text(n: &serde_json::Number) -> String {
     }
 }
 
+/// The registry's family of tools that schedule jobs for the host to fire (CronCreate,
+/// CronList, CronDelete).
+const SCHEDULING_FAMILY: tool_registry::Gate = tool_registry::Gate::Feature("agent-triggers");
+
+/// Why a session opened with `options` leaves out the built-in tool `name` of this build,
+/// which its gates and rules would let in; `None` when it offers it. The Cron tools are left
+/// out unless the host fires scheduled jobs ([`SessionOptions::fires_scheduled_jobs`]):
+/// CronCreate would say "Next fire: ..." of a job nothing ever fires.
+pub fn not_offered_because(name: &str, options: &SessionOptions) -> Option<&'static str> {
+    let scheduling = tool_registry::BUILTIN_TOOLS
+        .iter()
+        .any(|entry| entry.name == name && entry.gate == SCHEDULING_FAMILY);
+    (scheduling && !options.fires_scheduled_jobs).then_some(
+        "the jobs they schedule would never fire: no command of this binary polls for due \
+         jobs (`CronStore::due_jobs`); a host that fires them can offer these tools",
+    )
+}
+
 /// The built-in tools of a session: those of this build its environment gates open
-/// (`CLAUDE_CODE_SIMPLE` included), minus those a tool-wide deny rule removes, and
-/// ToolSearch only when `offer_tool_search`.
-fn builtin_tools(engine: &PermissionEngine, offer_tool_search: bool) -> Vec<Arc<dyn Tool>> {
+/// (`CLAUDE_CODE_SIMPLE` included), minus those a tool-wide deny rule removes, ToolSearch
+/// only when `offer_tool_search`, and none that [`not_offered_because`] leaves out.
+fn builtin_tools(engine: &PermissionEngine, options: &SessionOptions) -> Vec<Arc<dyn Tool>> {
     tool_registry::tools(tool_registry::ToolFilter::from_env(), |t| {
-        engine.is_blanket_denied(t) || (!offer_tool_search && t.name() == "ToolSearch")
+        engine.is_blanket_denied(t)
+            || (!options.offer_tool_search && t.name() == "ToolSearch")
+            || not_offered_because(t.name(), options).is_some()
     })
 }
 
@@ -514,10 +543,7 @@ pub(crate) fn session_builtin_tools(options: &SessionOptions) -> Result<ToolsAnd
     let setup = SessionSettings::read(options)?;
     let mut notices = setup.notices.clone();
     notices.extend(setup.late_notices());
-    Ok((
-        builtin_tools(&setup.engine, options.offer_tool_search),
-        notices,
-    ))
+    Ok((builtin_tools(&setup.engine, options), notices))
 }
 
 /// What a session reads before it starts anything (no MCP server, no session directory): its
@@ -834,7 +860,7 @@ impl Session {
                 Some(manager)
             }
         };
-        let builtins = builtin_tools(&engine, options.offer_tool_search);
+        let builtins = builtin_tools(&engine, options);
         let current_tools: tool_core::RefreshTools = {
             let mcp_tools = mcp.as_ref().map(tools_mcp::McpManager::refresh_tools_hook);
             let engine = Arc::clone(&engine);

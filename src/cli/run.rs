@@ -155,16 +155,14 @@ fn show_texts<'a>(texts: impl IntoIterator<Item = &'a String>, indent: &str) {
     }
 }
 
-/// `text` (a call's label, its id: the model's to choose) for a line that names a call: its
-/// control characters escaped as [`escape_terminal_codes`] shows them, and its line breaks
-/// too (`\n`, `\r`), and tabs (`\t`), so that one call keeps one line and cannot print what
-/// would pass for another call's.
+/// `text` (a call's label, its id: the model's to choose) for a line that names a call:
+/// every hidden character escaped ([`tool_core::escape_hidden`]): control characters, line
+/// breaks (`\n`, `\r`) and tabs (`\t`), bidirectional controls (U+202E), zero-width and
+/// other format characters (U+200B), white space other than ASCII's, so that one call keeps
+/// one line, cannot print what would pass for another call's, and `Skill(gr\u{200b}eet)`
+/// does not pass for `Skill(greet)`.
 fn on_one_line(text: &str) -> String {
-    let text = text
-        .replace('\n', "\\n")
-        .replace('\r', "\\r")
-        .replace('\t', "\\t");
-    escape_terminal_codes(&text).into_owned()
+    tool_core::escape_hidden(text)
 }
 
 /// Refuses a run whose input (`-`, none, or a name of standard input such as `/dev/stdin`)

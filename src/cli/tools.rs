@@ -53,8 +53,9 @@ impl ToolsArgs {
 /// A tool's entry. Its flags are per input, so they are read on the smallest input its
 /// schema accepts (as `serve` reads its annotations): a tool whose flags hold whatever the
 /// input (Read) gives its own answer, one whose flags depend on the input (Bash) the
-/// cautious answer for an unknown input.
-fn describe(tool: &dyn Tool, schemas: bool, searching: bool) -> Value {
+/// cautious answer for an unknown input. `not_offered`: why `agent`, `run` and `serve` leave
+/// the tool out ([`crate::session::not_offered_because`]), for a tool listed all the same.
+fn describe(tool: &dyn Tool, schemas: bool, searching: bool, not_offered: Option<&str>) -> Value {
     let probe = tool_core::schema::probe_input(&tool.input_schema());
     let mut v = json!({
         "name": tool.name(),
@@ -67,7 +68,11 @@ fn describe(tool: &dyn Tool, schemas: bool, searching: bool) -> Value {
         "interrupt": format!("{:?}", tool.interrupt_behavior()).to_lowercase(),
         "max_result_chars": match tool.max_result_size() { MaxResultSize::Chars(n) => json!(n), MaxResultSize::Unbounded => Value::Null },
         "gate": tool_registry::gate_of(tool.name()),
+        "offered": not_offered.is_none(),
     });
+    if let Some(why) = not_offered {
+        v["not_offered"] = why.into();
+    }
     if let Some(mcp) = tool.mcp_info() {
         v["mcp_server"] = mcp.server_name.into();
     }
@@ -98,13 +103,18 @@ fn depends_on_input(tool: &dyn Tool, key: &str) -> bool {
 /// Runs `toolwright tools`. The settings' `env` is already in this process's environment
 /// (see `main`), so the environment gates answer as they would in a session. What a session
 /// would say of the settings (their problems, an untrusted folder's notice) goes to standard
-/// error, as `run` says it.
+/// error, as `run` says it. The tools of this build that the commands leave out (the Cron
+/// tools, whose jobs none of them fires) are listed last, with why they are not offered.
 pub async fn run(args: &ToolsArgs) -> ExitCode {
+    let options = args.options();
+    // The session's tools with those the commands leave out, to list them too (marked).
+    let mut listing = options.clone();
+    listing.fires_scheduled_jobs = true;
     // Settings that cannot be used would leave the environment gates unanswered: the list
     // would be another session's.
     let listed = if args.mcp || !args.mcp_config.is_empty() {
         // The whole session, its MCP servers connected: their tools as a model gets them.
-        match crate::session::Session::open(&args.options()).await {
+        match crate::session::Session::open(&listing).await {
             Ok(session) => {
                 for notice in &session.notices {
                     eoutln!("toolwright: {notice}");
@@ -116,7 +126,7 @@ pub async fn run(args: &ToolsArgs) -> ExitCode {
     } else {
         // The settings as a session reads them, without starting anything: their problems
         // are said as `run` says them.
-        crate::session::session_builtin_tools(&args.options()).map(|(tools, notices)| {
+        crate::session::session_builtin_tools(&listing).map(|(tools, notices)| {
             for notice in &notices {
                 eoutln!("toolwright: {notice}");
             }
@@ -130,13 +140,40 @@ pub async fn run(args: &ToolsArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // In `auto` mode tool search is on only past its threshold: below it, as off.
-    let tools = toolwright::agent::tool_search::offered_in_env(tools);
+    let not_offered = |tool: &dyn Tool| {
+        // An MCP tool is never one of the built-in tools left out.
+        tool.mcp_info()
+            .is_none()
+            .then(|| crate::session::not_offered_because(tool.name(), &options))
+            .flatten()
+    };
+    let (offered, left_out): (Vec<_>, Vec<_>) = tools
+        .into_iter()
+        .partition(|t| not_offered(t.as_ref()).is_none());
+    // In `auto` mode tool search is on only past its threshold (counted on what a session
+    // offers): below it, as off.
+    let mut tools = toolwright::agent::tool_search::offered_in_env(offered);
     let searching = tools.iter().any(|t| t.name() == "ToolSearch");
+    let left_out_names: Vec<&str> = left_out.iter().map(|t| t.name()).collect();
+    let left_out_note = left_out
+        .first()
+        .and_then(|t| not_offered(t.as_ref()))
+        .map(|why| {
+            format!(
+                "{} {} listed but not offered by `agent`, `run` or `serve`: {why}.",
+                left_out_names.join(", "),
+                if left_out_names.len() == 1 {
+                    "is"
+                } else {
+                    "are"
+                }
+            )
+        });
+    tools.extend(left_out.iter().cloned());
     if args.json {
         let list: Vec<Value> = tools
             .iter()
-            .map(|t| describe(t.as_ref(), args.schemas, searching))
+            .map(|t| describe(t.as_ref(), args.schemas, searching, not_offered(t.as_ref())))
             .collect();
         outln!(
             "{}",
@@ -149,7 +186,7 @@ pub async fn run(args: &ToolsArgs) -> ExitCode {
     let rows: Vec<(String, &str, &str, String, String)> = tools
         .iter()
         .map(|tool| {
-            let v = describe(tool.as_ref(), false, searching);
+            let v = describe(tool.as_ref(), false, searching, not_offered(tool.as_ref()));
             // A flag that holds for the smallest input may still depend on the input
             // (Bash's `ls` is read-only, `rm` is not): `by input` only for a tool that can
             // answer both ways, `no` for one that never says yes.
@@ -171,12 +208,19 @@ pub async fn run(args: &ToolsArgs) -> ExitCode {
                     None => v["gate"].as_str().unwrap_or("always").to_owned(),
                 },
                 // The first line: the table stays a table.
-                tool.description()
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-                    .trim_start_matches(['-', ' '])
-                    .to_owned(),
+                format!(
+                    "{}{}",
+                    if v["offered"] == false {
+                        "(not offered) "
+                    } else {
+                        ""
+                    },
+                    tool.description()
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .trim_start_matches(['-', ' '])
+                ),
             )
         })
         .collect();
@@ -197,6 +241,10 @@ pub async fn run(args: &ToolsArgs) -> ExitCode {
                 serde_json::to_string_pretty(&tool.input_schema()).unwrap_or_default()
             );
         }
+    }
+    // Said beside the table, as the notices are: the table's lines stay rows.
+    if let Some(note) = left_out_note {
+        eoutln!("toolwright: {note}");
     }
     ExitCode::SUCCESS
 }

@@ -47,7 +47,10 @@
 //!   eight hexadecimal characters.
 //!
 //! The host installs a store with [`install_cron_store`] (keeping a clone to poll); without
-//! one, the tools create one for the context's working directory on first use.
+//! one, the tools create one for the context's working directory on first use. Only a host
+//! that fires the due jobs should offer these tools: elsewhere CronCreate would tell the
+//! model when a job fires next, and nothing would fire it (`toolwright`'s own commands, none
+//! of which polls, leave them out).
 use std::borrow::Cow;
 use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet};

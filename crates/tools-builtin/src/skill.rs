@@ -462,13 +462,70 @@ fn walk_commands(dir: &Path, prefix: &mut Vec<String>, walk: &mut CommandWalk) {
 const LISTED_SKILL_DESCRIPTION_CHARS: usize = 250;
 /// Most skills listed.
 const MAX_LISTED_SKILLS: usize = 100;
+/// Longest description taken from the first line of a skill's body, in characters (Claude
+/// Code's `extractDescriptionFromMarkdown`).
+const BODY_DESCRIPTION_CHARS: usize = 100;
+
+/// What a skill without a `description` is described by, as Claude Code describes it
+/// (`extractDescriptionFromMarkdown`): the first line of its body that is not blank,
+/// trimmed, a heading's `#` marks and the space after them taken off once, cut at 100
+/// characters (97 and `...`); `None` for a blank body.
+fn description_from_body(body: &str) -> Option<String> {
+    let line = body.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let unmarked = line.trim_start_matches('#');
+    let line = if unmarked.len() < line.len() && unmarked.starts_with(char::is_whitespace) {
+        unmarked.trim_start()
+    } else {
+        line
+    };
+    if line.chars().count() <= BODY_DESCRIPTION_CHARS {
+        return Some(line.to_owned());
+    }
+    let cut: String = line.chars().take(BODY_DESCRIPTION_CHARS - 3).collect();
+    Some(format!("{cut}..."))
+}
+
+/// A skill's text in the listing, as Claude Code's `getCommandDescription` gives it: its
+/// `description` (else the first line of its body, [`description_from_body`]), then
+/// ` - ` and its `when_to_use` when it has one; on one line, cut at 250 characters (with
+/// `…`). Empty for a skill with none of them.
+fn listed_description(skill: &SkillInfo) -> String {
+    let one_line = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let description = skill
+        .description
+        .as_deref()
+        .map(one_line)
+        .filter(|d| !d.is_empty())
+        .or_else(|| description_from_body(&skill.body).map(|d| one_line(&d)))
+        .unwrap_or_default();
+    let when = skill
+        .when_to_use
+        .as_deref()
+        .map(one_line)
+        .unwrap_or_default();
+    let text = match (description.is_empty(), when.is_empty()) {
+        (_, true) => description,
+        (true, false) => when,
+        (false, false) => format!("{description} - {when}"),
+    };
+    if text.chars().count() > LISTED_SKILL_DESCRIPTION_CHARS {
+        let cut: String = text
+            .chars()
+            .take(LISTED_SKILL_DESCRIPTION_CHARS - 1)
+            .collect();
+        format!("{cut}…")
+    } else {
+        text
+    }
+}
 
 /// The skills `ctx` can load, as Claude Code lists them for its model: a line per skill
-/// with its name and description (on one line, cut at 250 characters), at most 100 skills;
-/// `None` when the Skill tool is not among `ctx`'s tools or there is no skill. A skill only
-/// the user may invoke (`disable-model-invocation`) is refused to the model, so it is not
-/// listed. `toolwright serve` adds this to the Skill tool's description; the agent loop gives
-/// it to its model as a reminder.
+/// with its name and what [`listed_description`] says of it (`description - when_to_use`,
+/// the first line of the body for a skill without a description; on one line, cut at 250
+/// characters), at most 100 skills; `None` when the Skill tool is not among `ctx`'s tools or
+/// there is no skill. A skill only the user may invoke (`disable-model-invocation`) is
+/// refused to the model, so it is not listed. `toolwright serve` adds this to the Skill
+/// tool's description; the agent loop gives it to its model as a reminder.
 pub fn skills_listing(ctx: &ToolUseContext) -> Option<String> {
     if !ctx.tools().iter().any(|t| t.name() == "Skill") {
         return None;
@@ -483,20 +540,7 @@ pub fn skills_listing(ctx: &ToolUseContext) -> Option<String> {
     let mut text =
         String::from("The following skills are available for use with the Skill tool:\n\n");
     for skill in skills.iter().take(MAX_LISTED_SKILLS) {
-        let description = skill
-            .description
-            .as_deref()
-            .map(|d| d.split_whitespace().collect::<Vec<_>>().join(" "))
-            .unwrap_or_default();
-        let description = if description.chars().count() > LISTED_SKILL_DESCRIPTION_CHARS {
-            let cut: String = description
-                .chars()
-                .take(LISTED_SKILL_DESCRIPTION_CHARS - 1)
-                .collect();
-            format!("{cut}…")
-        } else {
-            description
-        };
+        let description = listed_description(skill);
         if description.is_empty() {
             text.push_str(&format!("- {}\n", skill.name));
         } else {

@@ -380,6 +380,12 @@ impl TypedTool for Typed {
         MaxResultSize::Chars(100_000)
     }
 
+    /// A read only waits (with `block`, up to ten minutes): a user interrupt ends the wait
+    /// at once, as it ends Sleep's, and leaves the task running.
+    fn interrupt_behavior(&self) -> InterruptBehavior {
+        InterruptBehavior::Cancel
+    }
+
     fn is_concurrency_safe(&self, _input: &TaskOutputInput) -> bool {
         true
     }

@@ -11,7 +11,8 @@
 //!   removing `www.`), scheme and port, and only when the session's permission rules let
 //!   WebFetch reach the new URL too (a deny or ask rule on the `www.` host holds); any other
 //!   redirect is returned as text telling the model which URL to fetch instead. Raw bytes in
-//!   a `Location` (UTF-8 or not) are percent-encoded, as browsers and curl read them.
+//!   a `Location` (UTF-8 or not) are percent-encoded, as browsers and curl read them; an
+//!   empty one (or white space only) is reported as missing, as Claude Code reports it.
 //! - The body is read up to [`WebFetchLimits::max_bytes`] (10 MiB) within
 //!   [`WebFetchLimits::timeout`] (60 s); beyond either the call fails with a clear error.
 //!   Requests ask for gzip or deflate (`Accept-Encoding`), and a `Content-Encoding` of
@@ -490,10 +491,13 @@ async fn fetch(
         if matches!(status.as_u16(), 301 | 302 | 307 | 308) {
             // Raw bytes in it are percent-encoded, as browsers and curl follow it: UTF-8
             // (`/café`) as the join would encode it, and bytes that are not UTF-8 (a Latin-1
-            // `é`) each as it is (`/caf%E9`).
+            // `é`) each as it is (`/caf%E9`). An empty one (`Location: `, or white space
+            // only) is no Location: joined, it would name this URL again, and the fetch would
+            // loop to the redirect limit (Claude Code: "Redirect missing Location header").
             let location = response
                 .headers()
                 .get(reqwest::header::LOCATION)
+                .filter(|value| !value.as_bytes().iter().all(u8::is_ascii_whitespace))
                 .ok_or_else(|| {
                     ToolError::msg(format!(
                         "{current} answered {status} without a Location header"

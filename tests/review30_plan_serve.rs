@@ -121,8 +121,8 @@ async fn the_plan_approved_at_the_prompt_is_the_plan_the_model_gets() {
     )
     .await;
     let text = |i: usize| results[i].outcome.result.content.joined_text();
-    for i in 0..3 {
-        assert!(!results[i].outcome.result.is_error, "{}", text(i));
+    for (i, call) in results.iter().enumerate().take(3) {
+        assert!(!call.outcome.result.is_error, "{}", text(i));
     }
     let asked = prompter.asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 1, "{asked:?}");

@@ -397,9 +397,16 @@ pub fn shell_word(path: &Path) -> String {
 
 /// The notice an untrusted session prints once, naming what it ignored, and how to trust
 /// the folder: `toolwright trust DIR`, or, when the trust record cannot be read (which
-/// trusts nothing, and which that command would not overwrite), what is wrong with it.
+/// trusts nothing, and which that command would not overwrite), what is wrong with it; with
+/// neither HOME nor CLAUDE_CONFIG_DIR set, that there is nowhere to record trust and how to
+/// give it a place.
 pub fn untrusted_notice(dir: &Path, ignored: &[String]) -> String {
     let how = match record_problem() {
+        // No record at all: `toolwright trust` would fail too.
+        None if record_path().is_none() => format!(
+            "Its trust cannot be recorded: neither HOME nor CLAUDE_CONFIG_DIR is set, so there is no trust record (`.claude.json`, shared with Claude Code) to keep it in. To trust it, give the record a directory: run `CLAUDE_CONFIG_DIR=DIR toolwright trust {}` (DIR: your Claude configuration directory), and start this command with the same CLAUDE_CONFIG_DIR.",
+            shell_word(dir)
+        ),
         Some(problem) => format!(
             "No folder is trusted: the trust record cannot be read ({problem}). Repair it (Claude Code keeps its settings there too; it is not replaced), then trust the folder."
         ),

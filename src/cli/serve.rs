@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use toolwright::serve::http::{HttpError, HttpOptions, HttpServer, parse_addr};
-use toolwright::serve::{NoticeSink, ToolServer, serve_stdio_with_notices};
+use toolwright::serve::http::{HttpError, HttpOptions, HttpServer, parse_addr, parse_allowed_host};
+use toolwright::serve::{NoticeSink, ServeError, ToolServer, serve_stdio_with_notices};
 
 use crate::session::{AbortOnDrop, Session, SessionArgs};
 
@@ -149,6 +149,12 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
         eoutln!("toolwright serve: {}", HttpError::NotLoopback(addr));
         return ExitCode::from(2);
     }
+    for entry in &args.allowed_hosts {
+        if let Err(e) = parse_allowed_host(entry) {
+            eoutln!("toolwright serve: --allowed-host: {e}");
+            return ExitCode::from(2);
+        }
+    }
     // `initialize` is answered at once: the MCP servers connect meanwhile.
     let mut options = args.session.options(args.isolated);
     options.connect_mcp_in_background = true;
@@ -231,6 +237,8 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
         let code = tokio::select! {
             served = serve_stdio_with_notices(server, notices, closed) => match served {
                 Ok(()) => ExitCode::SUCCESS,
+                // The transport's notice said so already: answers due were lost.
+                Err(ServeError::Output(_)) => ExitCode::from(1),
                 Err(e) => {
                     eoutln!("toolwright serve: {e}");
                     ExitCode::from(1)

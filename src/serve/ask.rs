@@ -355,11 +355,37 @@ fn shown(text: &str, max: usize) -> String {
     format!("{}{more}", tool_core::escape_hidden(&cut))
 }
 
+/// The first protocol version whose forms may hold titled choices (`oneOf` of `const` and
+/// `title`) and multiple choices (`type: array`); before it (2025-06-18) a form holds only
+/// flat strings, numbers, booleans and `enum` strings with `enumNames`.
+pub(crate) const FIRST_RICH_FORMS_VERSION: &str = "2025-11-25";
+
+/// Which shapes a form may use, by the protocol version the client agreed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FormShapes {
+    /// 2025-11-25 on: titled `oneOf` choices, arrays of `anyOf` for several.
+    Rich,
+    /// Before 2025-11-25: a choice is an `enum` with `enumNames`, a multiple choice one
+    /// boolean per option (`qN_K`, K from 1).
+    Flat,
+}
+
+impl FormShapes {
+    /// The shapes for protocol version `version` (`None`, not known: the current ones).
+    pub(crate) fn for_version(version: Option<&str>) -> Self {
+        match version {
+            Some(version) if version < FIRST_RICH_FORMS_VERSION => Self::Flat,
+            _ => Self::Rich,
+        }
+    }
+}
+
 /// The form for AskUserQuestion: per question `qN` (a choice of its options, several for
 /// `multiSelect`) and `qN_other` (free text, Claude Code's "Other"); nothing is required.
-/// The texts are the model's: the message says so, and they are shown bounded and with
-/// hidden characters escaped.
-fn questions_form(questions: &[Question], why: Option<String>) -> Value {
+/// With [`FormShapes::Flat`] a `multiSelect` question is one boolean per option instead,
+/// `qN_1`, `qN_2`, … in the options' order. The texts are the model's: the message says
+/// so, and they are shown bounded and with hidden characters escaped.
+fn questions_form(questions: &[Question], why: Option<String>, shapes: FormShapes) -> Value {
     let mut properties = serde_json::Map::new();
     let mut message = String::from(
         "The assistant asks you (answer what you are willing to share; never a password or \
@@ -370,26 +396,57 @@ fn questions_form(questions: &[Question], why: Option<String>) -> Value {
         let question = shown(&q.question, SHOWN_QUESTION_CHARS);
         let header = shown(&q.header, SHOWN_OPTION_CHARS);
         message.push_str(&format!("\n{}. {question}", i + 1));
-        let choices: Vec<Value> = q
+        let titles: Vec<String> = q
             .options
             .iter()
             .map(|o| {
-                let title = format!(
+                format!(
                     "{}: {}",
                     shown(&o.label, SHOWN_OPTION_CHARS),
                     shown(&o.description, SHOWN_OPTION_CHARS)
-                );
-                json!({"const": o.label, "title": title})
+                )
             })
             .collect();
-        let choice = if q.multi_select {
-            json!({"type": "array", "title": header, "description": question,
-                   "items": {"anyOf": choices}})
-        } else {
-            json!({"type": "string", "title": header, "description": question,
-                   "oneOf": choices})
-        };
-        properties.insert(key.clone(), choice);
+        let choices: Vec<Value> = q
+            .options
+            .iter()
+            .zip(&titles)
+            .map(|(o, title)| json!({"const": o.label, "title": title}))
+            .collect();
+        let labels: Vec<&str> = q.options.iter().map(|o| o.label.as_str()).collect();
+        match (shapes, q.multi_select) {
+            (FormShapes::Rich, true) => {
+                properties.insert(
+                    key.clone(),
+                    json!({"type": "array", "title": header, "description": question,
+                           "items": {"anyOf": choices}}),
+                );
+            }
+            (FormShapes::Rich, false) => {
+                properties.insert(
+                    key.clone(),
+                    json!({"type": "string", "title": header, "description": question,
+                           "oneOf": choices}),
+                );
+            }
+            (FormShapes::Flat, false) => {
+                properties.insert(
+                    key.clone(),
+                    json!({"type": "string", "title": header, "description": question,
+                           "enum": labels, "enumNames": titles}),
+                );
+            }
+            // No arrays before 2025-11-25: a box to tick per option.
+            (FormShapes::Flat, true) => {
+                for (k, title) in titles.iter().enumerate() {
+                    properties.insert(
+                        format!("{key}_{}", k + 1),
+                        json!({"type": "boolean", "title": format!("{header}: {title}"),
+                               "description": question, "default": false}),
+                    );
+                }
+            }
+        }
         properties.insert(
             format!("{key}_other"),
             json!({"type": "string", "title": format!("{header}: other"),
@@ -417,6 +474,15 @@ fn answers_from_form(questions: &[Question], content: &Value) -> serde_json::Map
             Some(Value::Array(labels)) => labels.iter().filter_map(Value::as_str).collect(),
             _ => Vec::new(),
         };
+        // A multiple choice as one boolean per option (the forms before 2025-11-25).
+        if q.multi_select {
+            for (k, option) in q.options.iter().enumerate() {
+                let ticked = content.get(format!("{key}_{}", k + 1)) == Some(&Value::Bool(true));
+                if ticked && !parts.contains(&option.label.as_str()) {
+                    parts.push(option.label.as_str());
+                }
+            }
+        }
         parts.retain(|label| is_option(label));
         if !q.multi_select {
             parts.truncate(1);
@@ -599,7 +665,16 @@ impl Prompter for ElicitPrompter {
             self.route.set_too_long(what);
             return deny;
         }
-        let params = elicitation(request);
+        // A client before 2025-11-25 is sent only the form shapes of its version.
+        let shapes = match &self.route.channel {
+            Channel::Request(peer) => FormShapes::for_version(
+                peer.peer_info()
+                    .map(|info| info.protocol_version.as_str().to_owned())
+                    .as_deref(),
+            ),
+            _ => FormShapes::Rich,
+        };
+        let params = elicitation_in(request, shapes);
         match &self.route.channel {
             Channel::None => deny,
             Channel::InputRequired { answer, states } => {
@@ -753,14 +828,20 @@ fn shown_input(input: &Value) -> (String, usize) {
 
 /// The `elicitation/create` params for an ask: what would run, why it asks, and a form with
 /// one boolean, `allow` (default false). AskUserQuestion's ask is the form of its questions.
+#[cfg(test)]
 pub(crate) fn elicitation(request: &PromptRequest) -> Value {
+    elicitation_in(request, FormShapes::Rich)
+}
+
+/// [`elicitation`] with the form shapes of the client's protocol version.
+pub(crate) fn elicitation_in(request: &PromptRequest, shapes: FormShapes) -> Value {
     if request.tool_name == ASK_USER_QUESTION
         && let Some(questions) = questions_of(&request.input)
     {
         // A hook that asked says why; the tool's own ask needs no explanation.
         let why = matches!(request.reason, Some(DecisionReason::Hook { .. }))
             .then(|| why(&request.message, request.reason.as_ref()));
-        return questions_form(&questions, why);
+        return questions_form(&questions, why, shapes);
     }
     if let Some(plan) = plan_ask(request) {
         return plan_form(request, &plan);

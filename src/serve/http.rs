@@ -12,7 +12,20 @@
 //! - an `Origin`, when present, must be a loopback origin (`http(s)://localhost`,
 //!   `127.0.0.1` or `[::1]`, any port).
 //!
-//! Anything else gets `403 Forbidden` with a body saying which header was refused and why.
+//! Both are read strictly, as a URL's host and port (`localhost:8421.evil.com` is no
+//! loopback name with a port). Anything else gets `403 Forbidden` with a body saying which
+//! header was refused and why; a request with two `Host` (or `Origin`) headers gets `400 Bad
+//! Request`.
+//!
+//! Anyone who can reach the port can open connections. A connection that has not sent a
+//! complete request head that passes the token check within
+//! [`HttpOptions::authentication_timeout`] is closed, and of those not authenticated yet at
+//! most [`HttpOptions::max_unauthenticated`] are kept (a new one closes the oldest); only
+//! authenticated connections take the [`HttpOptions::max_connections`] slots of those
+//! served. So connections without the token cannot keep a token holder waiting.
+//!
+//! Priming events (SEP-1699: empty data and a `retry:`) go only to clients on protocol
+//! 2025-11-25 or later, which can handle empty data.
 //!
 //! Loopback is not private on a shared machine (another user, a container sharing the
 //! network): with [`HttpOptions::token`] set, every request must also carry the secret, as
@@ -94,17 +107,35 @@ pub struct HttpOptions {
     /// How long a connection may take to send a request's headers, and stay open idle
     /// between requests, before it is closed ([`HEADER_READ_TIMEOUT`] by default).
     pub header_read_timeout: Duration,
-    /// How many connections are served at once ([`MAX_CONNECTIONS`] by default); more wait
-    /// to be accepted until one closes.
+    /// How many connections are served at once once they have authenticated
+    /// ([`MAX_CONNECTIONS`] by default); a request of another waits until one closes.
     pub max_connections: usize,
+    /// How long a connection may take to send a complete request head that passes the token
+    /// check (any complete request head, without a token) before it is closed
+    /// ([`AUTHENTICATION_TIMEOUT`] by default).
+    pub authentication_timeout: Duration,
+    /// How many connections that have not authenticated yet may be open at once
+    /// ([`MAX_UNAUTHENTICATED_CONNECTIONS`] by default); a new one beyond it closes the
+    /// oldest of them.
+    pub max_unauthenticated: usize,
 }
 
 /// How long a connection may take to send a request's headers, or sit idle between
 /// requests, before it is closed: an idle socket does not hold a file descriptor for long.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How many connections are served at once by default.
+/// How many connections that have authenticated are served at once by default.
 pub const MAX_CONNECTIONS: usize = 256;
+
+/// How long a new connection may take to send a complete request head that passes the token
+/// check before it is closed: anyone who can reach the port can open connections, and those
+/// must not hold the server's resources (or its token holders' turn) for long.
+pub const AUTHENTICATION_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How many connections that have not authenticated yet may be open at once by default; a
+/// new one beyond it closes the oldest of them (a client with the token sends its request
+/// the moment it connects, so it is not the oldest for long).
+pub const MAX_UNAUTHENTICATED_CONNECTIONS: usize = 256;
 
 impl HttpOptions {
     /// Listen on `addr`, loopback only, loopback host names only.
@@ -117,6 +148,8 @@ impl HttpOptions {
             token: None,
             header_read_timeout: HEADER_READ_TIMEOUT,
             max_connections: MAX_CONNECTIONS,
+            authentication_timeout: AUTHENTICATION_TIMEOUT,
+            max_unauthenticated: MAX_UNAUTHENTICATED_CONNECTIONS,
         }
     }
 }
@@ -712,6 +745,92 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// The connections that have not authenticated yet (no request of theirs has passed the
+/// token check), oldest first, each with the token that closes it. Anyone who can reach the
+/// port can open connections: these are bounded in number (a new one beyond the bound closes
+/// the oldest) and in time ([`HttpOptions::authentication_timeout`]), and take none of the
+/// slots of the connections served, so that they cannot keep a token holder waiting.
+struct Unauthenticated {
+    open: Mutex<std::collections::VecDeque<(u64, CancellationToken)>>,
+    max: usize,
+}
+
+impl Unauthenticated {
+    fn new(max: usize) -> Self {
+        Self {
+            open: Mutex::default(),
+            max: max.max(1),
+        }
+    }
+
+    /// Notes connection `id`, which cancelling `close` closes; beyond the bound, the oldest
+    /// connection not authenticated yet is closed.
+    fn admit(&self, id: u64, close: CancellationToken) {
+        let mut open = lock(&self.open);
+        while open.len() >= self.max {
+            let Some((_, oldest)) = open.pop_front() else {
+                break;
+            };
+            oldest.cancel();
+        }
+        open.push_back((id, close));
+    }
+
+    /// Takes connection `id` off the list: `true` when it was on it (it had not
+    /// authenticated, and had not been closed).
+    fn remove(&self, id: u64) -> bool {
+        let mut open = lock(&self.open);
+        match open.iter().position(|(i, _)| *i == id) {
+            Some(at) => {
+                open.remove(at);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Closes connection `id` if it has not authenticated yet (its time is up): `true` if
+    /// it was closed.
+    fn expire(&self, id: u64) -> bool {
+        let mut open = lock(&self.open);
+        match open.iter().position(|(i, _)| *i == id) {
+            Some(at) => {
+                if let Some((_, close)) = open.remove(at) {
+                    close.cancel();
+                }
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// One connection's standing: not authenticated until a request of it passes the token
+/// check; then it takes one of the slots of the connections served at once (a request
+/// waits for one when all are taken), and keeps it until it closes.
+struct Admission {
+    id: u64,
+    unauthenticated: Arc<Unauthenticated>,
+    slots: Arc<tokio::sync::Semaphore>,
+    slot: tokio::sync::Mutex<Option<tokio::sync::OwnedSemaphorePermit>>,
+}
+
+impl Admission {
+    /// A request of the connection passed the token check: it is no longer closed for
+    /// being slow or crowded out.
+    fn authenticated(&self) {
+        self.unauthenticated.remove(self.id);
+    }
+
+    /// Waits for a slot of the connections served, unless the connection holds one.
+    async fn served(&self) {
+        let mut slot = self.slot.lock().await;
+        if slot.is_none() {
+            *slot = Arc::clone(&self.slots).acquire_owned().await.ok();
+        }
+    }
+}
+
 /// Why the HTTP server could not start.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -722,8 +841,15 @@ pub enum HttpError {
     )]
     NotLoopback(SocketAddr),
     /// An allowed host that is not a host name or `name:port`.
-    #[error("`{0}` is not a host name or host:port")]
+    #[error(
+        "`{0}` is not a host name or host:port (a name of letters, digits, `-`, `.` and `_`, an IPv4 address or a bracketed IPv6 one, and a port from 1 to 65535)"
+    )]
     BadAllowedHost(String),
+    /// An allowed host with a wildcard (`*`), which would match only a literal `*`.
+    #[error(
+        "`{0}`: allowed hosts take no wildcard (a `*` would match only a Host that is literally `*`); name each host that requests may use (NAME, or NAME:PORT), one --allowed-host each"
+    )]
+    WildcardAllowedHost(String),
     /// The address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -802,22 +928,8 @@ impl RequestGuard {
             hosts.push((bound, port, true));
         }
         for entry in extra {
-            let parsed = http::uri::Authority::try_from(entry.trim())
-                .map_err(|_| HttpError::BadAllowedHost(entry.clone()))?;
-            // Nothing but a host and a port that is a number (`evil.com:abc` read as
-            // `evil.com` would let any port through).
-            let port_text = parsed
-                .as_str()
-                .strip_prefix(parsed.host())
-                .ok_or_else(|| HttpError::BadAllowedHost(entry.clone()))?;
-            if parsed.host().is_empty() || (!port_text.is_empty() && parsed.port_u16().is_none()) {
-                return Err(HttpError::BadAllowedHost(entry.clone()));
-            }
-            hosts.push((
-                normalize_host(parsed.host()),
-                parsed.port_u16().unwrap_or(port),
-                parsed.port_u16().is_none(),
-            ));
+            let (host, given) = parse_allowed_host(entry)?;
+            hosts.push((host, given.unwrap_or(port), given.is_none()));
         }
         Ok(Self { hosts, token: None })
     }
@@ -890,23 +1002,40 @@ impl RequestGuard {
             .collect()
     }
 
-    /// `Err(body)` when a header is refused.
-    fn check(&self, headers: &http::HeaderMap) -> Result<(), String> {
+    /// `Err((status, body))` when a header is refused: `400 Bad Request` for a request
+    /// with more than one `Host` or `Origin` (RFC 9112 wants exactly one Host), `403
+    /// Forbidden` for one not allowed.
+    fn check(&self, headers: &http::HeaderMap) -> Result<(), (StatusCode, String)> {
+        let forbidden = |body: String| Err((StatusCode::FORBIDDEN, body));
         let accepted = self.host_values().join(", ");
+        for name in [http::header::HOST, http::header::ORIGIN] {
+            let count = headers.get_all(&name).iter().count();
+            if count > 1 {
+                let header = if name == http::header::HOST {
+                    "Host"
+                } else {
+                    "Origin"
+                };
+                return Err((
+                    StatusCode::BAD_REQUEST,
+                    format!(
+                        "Bad Request: the request has {count} {header} headers; a request carries at most one (RFC 9112 and RFC 6454), and this server does not pick one.\n"
+                    ),
+                ));
+            }
+        }
         let host = match headers.get(http::header::HOST).map(|h| h.to_str()) {
             None => {
-                return Err(format!(
+                return forbidden(format!(
                     "Forbidden: the request has no Host header. This MCP server answers only requests addressed to {accepted} (DNS-rebinding protection).\n"
                 ));
             }
             Some(Err(_)) => {
-                return Err("Forbidden: the Host header is not readable text.\n".to_owned());
+                return forbidden("Forbidden: the Host header is not readable text.\n".to_owned());
             }
             Some(Ok(host)) => host,
         };
-        let allowed = http::uri::Authority::try_from(host).is_ok_and(|a| {
-            let name = normalize_host(a.host());
-            let port = a.port_u16();
+        let allowed = parse_authority(host).is_some_and(|(name, port)| {
             self.hosts.iter().any(|(h, p, portless)| {
                 *h == name
                     && match port {
@@ -916,24 +1045,76 @@ impl RequestGuard {
             })
         });
         if !allowed {
-            return Err(format!(
+            return forbidden(format!(
                 "Forbidden: Host header `{host}` is not allowed. This MCP server runs tools on this machine and answers only requests addressed to {accepted}, so that a web page cannot reach it through a rebound DNS name (DNS-rebinding protection). To accept another name, start it with --allowed-host NAME.\n"
             ));
         }
         if let Some(origin) = headers.get(http::header::ORIGIN) {
             let text = origin.to_str().unwrap_or("(not readable text)");
-            let loopback = http::Uri::try_from(text).is_ok_and(|uri| {
-                matches!(uri.scheme_str(), Some("http" | "https"))
-                    && uri.host().is_some_and(is_loopback_name)
-            });
-            if !loopback {
-                return Err(format!(
+            if !is_loopback_origin(text) {
+                return forbidden(format!(
                     "Forbidden: Origin `{text}` is not allowed. This MCP server runs tools on this machine and accepts browser requests only from pages served by this machine (http or https on localhost, 127.0.0.1 or [::1]); requests without an Origin header (non-browser clients) are accepted.\n"
                 ));
             }
         }
         Ok(())
     }
+}
+
+/// `host[:port]` (a `Host` header, an origin's authority, an `--allowed-host`) read
+/// strictly: a registered name (letters, digits, `-`, `.`, `_`), an IPv4 address or a
+/// bracketed IPv6 address, then nothing or `:` and a port of digits from 1 to 65535. The
+/// host in lower case (IPv6 without brackets, in its shortest form) and the port. `None`
+/// for anything else: `localhost:8421.evil.com`, `[::1].evil.com`, user info
+/// (`localhost@evil.com`), a path, `*`, an empty port.
+fn parse_authority(text: &str) -> Option<(String, Option<u16>)> {
+    let port = |text: &str| -> Option<u16> {
+        if text.is_empty() || text.len() > 5 || !text.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        text.parse::<u16>().ok().filter(|p| *p != 0)
+    };
+    if let Some(rest) = text.strip_prefix('[') {
+        let (inside, after) = rest.split_once(']')?;
+        let ip: std::net::Ipv6Addr = inside.parse().ok()?;
+        let given = match after {
+            "" => None,
+            after => Some(port(after.strip_prefix(':')?)?),
+        };
+        return Some((ip.to_string(), given));
+    }
+    let (host, given) = match text.split_once(':') {
+        Some((host, after)) => (host, Some(port(after)?)),
+        None => (text, None),
+    };
+    let name_byte = |b: u8| b.is_ascii_alphanumeric() || b"-._".contains(&b);
+    if host.is_empty() || !host.bytes().all(name_byte) {
+        return None;
+    }
+    Some((host.to_ascii_lowercase(), given))
+}
+
+/// Whether `origin` (an `Origin` header) is a page of this machine: `http` or `https`, a
+/// loopback host (`localhost`, `127.0.0.1`, `[::1]`), any port, and nothing else (no path,
+/// no user info), read as a URL's parts rather than as a prefix (`http://localhost:8421.evil.com`
+/// is not one).
+fn is_loopback_origin(origin: &str) -> bool {
+    let Some((scheme, authority)) = origin.split_once("://") else {
+        return false;
+    };
+    (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https"))
+        && parse_authority(authority).is_some_and(|(host, _)| is_loopback_name(&host))
+}
+
+/// An `--allowed-host` value (`NAME` or `NAME:PORT`) as the Host check takes it: the host
+/// (lower case, IPv6 without brackets) and the port, if one was given. A wildcard is
+/// refused as such (it would match only a literal `*`), as is anything that is not a host
+/// and a port.
+pub fn parse_allowed_host(entry: &str) -> Result<(String, Option<u16>), HttpError> {
+    if entry.contains('*') {
+        return Err(HttpError::WildcardAllowedHost(entry.to_owned()));
+    }
+    parse_authority(entry.trim()).ok_or_else(|| HttpError::BadAllowedHost(entry.to_owned()))
 }
 
 /// `text` with each `%XX` (two hex digits) replaced by the byte it names; a `%` not followed
@@ -986,6 +1167,8 @@ struct Guarded<S: ServerHandler + Send + 'static> {
     request_active: Option<RequestActive>,
     /// The calls' event streams, read to their end and kept for resuming.
     streams: Arc<CallStreams>,
+    /// The standing of the connection this serves (none: not tied to one).
+    admission: Option<Arc<Admission>>,
 }
 
 /// What is told, with the session's id, that an HTTP session ended (a client's `DELETE`,
@@ -1011,6 +1194,7 @@ impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
             session_end: self.session_end.clone(),
             request_active: self.request_active.clone(),
             streams: self.streams.clone(),
+            admission: self.admission.clone(),
         }
     }
 }
@@ -1021,12 +1205,9 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
     type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
 
     fn call(&self, request: Request<Incoming>) -> Self::Future {
-        if let Err(body) = self.guard.check(request.headers()) {
+        if let Err((status, body)) = self.guard.check(request.headers()) {
             tracing::warn!(target: "toolwright::serve", "refused a request: {}", body.trim_end());
-            return Box::pin(std::future::ready(Ok(text_response(
-                StatusCode::FORBIDDEN,
-                body,
-            ))));
+            return Box::pin(std::future::ready(Ok(text_response(status, body))));
         }
         if !self.guard.authorized(&request) {
             tracing::warn!(target: "toolwright::serve", "refused a request without the token");
@@ -1039,6 +1220,11 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
                 http::HeaderValue::from_static("Bearer"),
             );
             return Box::pin(std::future::ready(Ok(response)));
+        }
+        // The token passed: the connection is no longer one anyone could have opened.
+        let admission = self.admission.clone();
+        if let Some(admission) = &admission {
+            admission.authenticated();
         }
         if request.uri().path() != MCP_PATH {
             let body = format!(
@@ -1062,6 +1248,10 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
         let request_active = self.request_active.clone();
         let streams = Arc::clone(&self.streams);
         Box::pin(async move {
+            // At most so many connections with the token are served at once.
+            if let Some(admission) = &admission {
+                admission.served().await;
+            }
             // rmcp accepts (`202`) the `DELETE` of any session id; MCP wants `404` for one
             // the server does not know, as rmcp answers other requests naming it.
             let unknown_session = match request.headers().get("mcp-session-id") {
@@ -1179,6 +1369,8 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
                 }
             }
             let is_post = parts.method == http::Method::POST;
+            let primed =
+                client_protocol(&parts.headers, message.as_ref()).as_str() >= FIRST_PRIMED_VERSION;
             let request = Request::from_parts(parts, body);
             let response = tower_service::Service::call(&mut inner, request).await?;
             if unknown_session && response.status() == StatusCode::ACCEPTED {
@@ -1193,13 +1385,17 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
                 }
                 _ => response,
             };
+            // Priming events (empty `data:` with `retry:`) only for clients on 2025-11-25 or
+            // later: older ones cannot handle an event with empty data.
+            let response = if is_event_stream(&response) && !primed {
+                response.map(without_priming)
+            } else {
+                response
+            };
             // A request's event stream is read to its end whatever the client does, its
             // events kept for resuming; the request is open (and in progress) until the
             // client's body is done or dropped.
-            let event_stream = response
-                .headers()
-                .get(http::header::CONTENT_TYPE)
-                .is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"));
+            let event_stream = is_event_stream(&response);
             if is_post && response.status() == StatusCode::OK && event_stream {
                 let (head, body) = response.into_parts();
                 let body = streams.pump(session, body, (open, in_progress));
@@ -1223,6 +1419,70 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
 
 /// A request body for rmcp.
 type RequestBody = UnsyncBoxBody<Bytes, hyper::Error>;
+
+/// The first protocol version whose clients are sent priming events (SEP-1699: an event
+/// with empty data and a `retry:`, for a client to resume from); older clients cannot
+/// handle empty data, and the TypeScript SDK sends them none either.
+const FIRST_PRIMED_VERSION: &str = "2025-11-25";
+
+/// The protocol version of a request's client: an `initialize`'s `protocolVersion` (`message`,
+/// the POST's body), else the `MCP-Protocol-Version` header, else 2025-03-26 (MCP: what a
+/// server assumes without the header).
+fn client_protocol(headers: &http::HeaderMap, message: Option<&serde_json::Value>) -> String {
+    if let Some(version) = message
+        .filter(|m| m["method"] == "initialize")
+        .and_then(|m| m["params"]["protocolVersion"].as_str())
+    {
+        return version.to_owned();
+    }
+    headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("2025-03-26")
+        .trim()
+        .to_owned()
+}
+
+/// Whether `response` carries an event stream.
+fn is_event_stream<B>(response: &Response<B>) -> bool {
+    response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"))
+}
+
+/// Whether an SSE event (one frame, as rmcp writes them) is a priming event: a `retry:`
+/// field, and data, if any, that is empty.
+fn is_priming(event: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(event) else {
+        return false;
+    };
+    let mut retry = false;
+    for line in text.lines() {
+        if let Some(data) = line.strip_prefix("data:") {
+            if !data.trim().is_empty() {
+                return false;
+            }
+        } else if line.starts_with("retry:") {
+            retry = true;
+        }
+    }
+    retry
+}
+
+/// An event stream without its priming events.
+fn without_priming(body: Body) -> Body {
+    use futures::StreamExt as _;
+    let frames = BodyStream::new(body).filter(|frame| {
+        let priming = frame
+            .as_ref()
+            .ok()
+            .and_then(hyper::body::Frame::data_ref)
+            .is_some_and(|data| is_priming(data));
+        std::future::ready(!priming)
+    });
+    BodyExt::boxed(StreamBody::new(frames))
+}
 
 /// Reads a body of at most `max` bytes, whole. A larger one (or one that fails part-way) is
 /// given back as a body that yields what was read and then the rest, for rmcp to answer.
@@ -1346,6 +1606,8 @@ pub struct HttpServer {
     idle: Duration,
     header_read_timeout: Duration,
     max_connections: usize,
+    authentication_timeout: Duration,
+    max_unauthenticated: usize,
     session_end: Option<SessionEnd>,
     session_active: Option<SessionActive>,
     request_active: Option<RequestActive>,
@@ -1387,6 +1649,8 @@ impl HttpServer {
             idle: options.session_idle_timeout,
             header_read_timeout: options.header_read_timeout,
             max_connections: options.max_connections.max(1),
+            authentication_timeout: options.authentication_timeout,
+            max_unauthenticated: options.max_unauthenticated.max(1),
             session_end: None,
             session_active: None,
             request_active: None,
@@ -1496,17 +1760,16 @@ impl HttpServer {
             session_end: self.session_end.clone(),
             request_active: self.request_active.clone(),
             streams: Arc::clone(&streams),
+            admission: None,
         };
-        // Beyond the cap, connections wait in the listen queue until one closes.
+        // Connections are taken in at once: one that has not authenticated within
+        // `authentication_timeout` is closed, and beyond `max_unauthenticated` of them the
+        // oldest is. Authenticated ones take a slot each (a request waits for one when all
+        // are taken), so that connections anyone can open never keep a token holder waiting.
         let slots = Arc::new(tokio::sync::Semaphore::new(self.max_connections));
+        let unauthenticated = Arc::new(Unauthenticated::new(self.max_unauthenticated));
+        let mut next_id: u64 = 0;
         loop {
-            let slot = tokio::select! {
-                () = self.shutdown.cancelled() => break,
-                slot = Arc::clone(&slots).acquire_owned() => match slot {
-                    Ok(slot) => slot,
-                    Err(_) => break,
-                },
-            };
             let stream = tokio::select! {
                 () = self.shutdown.cancelled() => break,
                 accepted = self.listener.accept() => match accepted {
@@ -1519,11 +1782,25 @@ impl HttpServer {
                     }
                 },
             };
-            let service = service.clone();
+            next_id = next_id.wrapping_add(1);
+            let id = next_id;
+            let close = CancellationToken::new();
+            unauthenticated.admit(id, close.clone());
+            let admission = Arc::new(Admission {
+                id,
+                unauthenticated: Arc::clone(&unauthenticated),
+                slots: Arc::clone(&slots),
+                slot: tokio::sync::Mutex::new(None),
+            });
+            let service = Guarded {
+                admission: Some(admission),
+                ..service.clone()
+            };
             let shutdown = self.shutdown.clone();
             let header_read_timeout = self.header_read_timeout;
+            let authentication_timeout = self.authentication_timeout;
+            let unauthenticated = Arc::clone(&unauthenticated);
             tokio::spawn(async move {
-                let _slot = slot;
                 // A connection that sends no request (at first, or between requests) for
                 // `header_read_timeout` is closed.
                 let connection = hyper::server::conn::http1::Builder::new()
@@ -1531,18 +1808,36 @@ impl HttpServer {
                     .header_read_timeout(header_read_timeout)
                     .serve_connection(TokioIo::new(stream), service);
                 tokio::pin!(connection);
-                tokio::select! {
-                    result = connection.as_mut() => {
-                        if let Err(e) = result {
-                            tracing::debug!(target: "toolwright::serve", "connection ended: {e}");
+                let deadline = tokio::time::sleep(authentication_timeout);
+                tokio::pin!(deadline);
+                let mut timed = false;
+                loop {
+                    tokio::select! {
+                        result = connection.as_mut() => {
+                            if let Err(e) = result {
+                                tracing::debug!(target: "toolwright::serve", "connection ended: {e}");
+                            }
+                            break;
+                        }
+                        // Closed unauthenticated (too slow, or crowded out by newer ones):
+                        // dropped at once.
+                        () = close.cancelled() => break,
+                        () = &mut deadline, if !timed => {
+                            timed = true;
+                            if unauthenticated.expire(id) {
+                                tracing::debug!(target: "toolwright::serve", "closed a connection that sent no request with the token within {authentication_timeout:?}");
+                                break;
+                            }
+                        }
+                        () = shutdown.cancelled() => {
+                            // The response in progress (a call's answer) is finished first.
+                            connection.as_mut().graceful_shutdown();
+                            let _ = connection.as_mut().await;
+                            break;
                         }
                     }
-                    () = shutdown.cancelled() => {
-                        // The response in progress (a call's answer) is finished first.
-                        connection.as_mut().graceful_shutdown();
-                        let _ = connection.as_mut().await;
-                    }
                 }
+                unauthenticated.remove(id);
             });
         }
         // Stopping: the calls still running were cancelled by the host (their answers say
@@ -1712,7 +2007,7 @@ mod tests {
             assert!(
                 refused
                     .as_ref()
-                    .is_err_and(|body| body.contains("DNS-rebinding")),
+                    .is_err_and(|(_, body)| body.contains("DNS-rebinding")),
                 "{host}: {refused:?}"
             );
         }
@@ -1748,6 +2043,10 @@ mod tests {
             "null",
             "http://localhost.evil.example:8421",
             "file://",
+            "http://localhost:8421.evil.com",
+            "http://[::1].evil.com",
+            "http://localhost@evil.com",
+            "http://localhost/",
         ] {
             assert!(ok(bad).is_err(), "{bad}");
         }
@@ -1795,6 +2094,8 @@ mod tests {
             "evil.com:",
             "evil.com:99999",
             "user@box.lan",
+            "*",
+            "*.lan:8421",
         ] {
             assert!(
                 RequestGuard::new(

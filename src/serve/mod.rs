@@ -1332,6 +1332,7 @@ async fn serve_transport<S: ServerHandler>(
     // use until its call has ended.
     let requests = Arc::new(stdio::Requests::default());
     let transport = transport.with_requests(Arc::clone(&requests));
+    let output = transport.output_failure();
     let service = stdio::Tracked::new(handler, requests)
         .serve(transport)
         .await
@@ -1339,8 +1340,12 @@ async fn serve_transport<S: ServerHandler>(
     service
         .waiting()
         .await
-        .map(|_| ())
-        .map_err(|e| ServeError::Session(e.to_string()))
+        .map_err(|e| ServeError::Session(e.to_string()))?;
+    // The client closed its end of the output: the answers due since were lost.
+    match output.borrow().clone() {
+        Some(why) => Err(ServeError::Output(why)),
+        None => Ok(()),
+    }
 }
 
 /// Why serving stopped with an error.
@@ -1353,6 +1358,10 @@ pub enum ServeError {
     /// The session ended abnormally.
     #[error("the MCP session failed: {0}")]
     Session(String),
+    /// Writing to the client failed (it closed its end of the output): the answers due
+    /// from then on were lost, and the session ended.
+    #[error("the MCP session failed: cannot write to the client ({0}); answers were lost")]
+    Output(String),
 }
 
 #[cfg(test)]

@@ -121,6 +121,9 @@ pub struct LineTransport<R> {
     /// The ids (as [`id_key`] makes them) of the requests in progress the client cancelled:
     /// their answers are dropped.
     cancelled: HashSet<String>,
+    /// Which message (its number, and whether it was a batch) each request in progress came
+    /// in, by id (as [`id_key`] makes it): an error answer names it on the notice sink.
+    origins: HashMap<String, (u64, bool)>,
 }
 
 /// The requests a [`Tracked`] handler is serving, shared with the [`LineTransport`] that
@@ -294,6 +297,7 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
             in_flight: HashSet::new(),
             requests: None,
             cancelled: HashSet::new(),
+            origins: HashMap::new(),
         }
     }
 
@@ -312,6 +316,12 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
     pub fn with_closed_token(mut self, token: tool_core::CancellationToken) -> Self {
         self.closed = Some(token);
         self
+    }
+
+    /// Tells, once writing to the client failed (it closed its end of the output), why:
+    /// the answers due from then on were lost, which the session's end must say.
+    pub(crate) fn output_failure(&self) -> watch::Receiver<Option<String>> {
+        self.broken.clone()
     }
 
     fn close_session(&self) {
@@ -333,11 +343,29 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
         self
     }
 
+    /// Reports `text` as one line (its line breaks written as `\n`, `\r`: the texts
+    /// quote what the client sent).
     fn notice(&self, text: &str) {
+        let text = one_line(text);
         tracing::warn!(target: "toolwright::serve", "{text}");
         if let Some(sink) = &self.notices {
-            sink(text);
+            sink(&text);
         }
+    }
+
+    /// Reports an error answer the handler (or rmcp) gives to a request: the line that
+    /// answers with an error says so, whoever made the answer.
+    fn report_error(&self, key: Option<&str>, error: &ErrorData) {
+        let code = error.code.0;
+        let id = key.unwrap_or("null");
+        let text = match key.and_then(|key| self.origins.get(key)) {
+            Some((n, false)) => format!("message {n} answered with error {code} (id {id})"),
+            Some((n, true)) => {
+                format!("message {n} (a batch): an element answered with error {code} (id {id})")
+            }
+            None => format!("a request answered with error {code} (id {id})"),
+        };
+        self.notice(&format!("{text}: {}", error.message));
     }
 
     /// Answers line `self.count` with an error, and reports it.
@@ -421,7 +449,7 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
                     if self.take_cancel(&message) {
                         continue;
                     }
-                    self.track(&message);
+                    self.track(&message, true);
                     self.queued.push_back(*message);
                 }
                 Decoded::Reject(code, message, id) => {
@@ -482,10 +510,13 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
         None
     }
 
-    /// Notes a request handed to rmcp as in progress until it is answered.
-    fn track(&mut self, message: &RxJsonRpcMessage<RoleServer>) {
+    /// Notes a request handed to rmcp as in progress until it is answered, and which
+    /// message (a batch or not) it came in.
+    fn track(&mut self, message: &RxJsonRpcMessage<RoleServer>, in_batch: bool) {
         if let RxJsonRpcMessage::<RoleServer>::Request(request) = message {
-            self.in_flight.insert(id_key(&request.id));
+            let key = id_key(&request.id);
+            self.origins.insert(key.clone(), (self.count, in_batch));
+            self.in_flight.insert(key);
         }
     }
 
@@ -550,7 +581,10 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
             }
             TxJsonRpcMessage::<RoleServer>::Error(error) => match &error.id {
                 Some(id) => id,
-                None => return Batched::No,
+                None => {
+                    self.report_error(None, &error.error);
+                    return Batched::No;
+                }
             },
             _ => return Batched::No,
         };
@@ -560,9 +594,16 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
             requests.answered(&key);
         }
         if self.cancelled.remove(&key) {
+            self.origins.remove(&key);
             tracing::debug!(target: "toolwright::serve", id = %key, "the answer of a cancelled request is not sent");
             return Batched::Dropped;
         }
+        // An error answer (a method not found, bad params, a second `initialize`) is told
+        // as the transport's own are.
+        if let TxJsonRpcMessage::<RoleServer>::Error(error) = item {
+            self.report_error(Some(&key), &error.error);
+        }
+        self.origins.remove(&key);
         if self.open_batches.is_empty() {
             return Batched::No;
         }
@@ -771,7 +812,7 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
                     if self.take_cancel(&message) {
                         continue;
                     }
-                    self.track(&message);
+                    self.track(&message, false);
                     return Some(*message);
                 }
                 Decoded::Reject(code, message, id) => self.reject(code, &message, id),
@@ -1043,6 +1084,15 @@ pub(crate) fn id_in_use(id: &RequestId) -> String {
         "Invalid Request: request id {} is already in use by a request still in progress; a request's id must differ from those of the requests in progress (this one was not run)",
         id_key(id)
     )
+}
+
+/// `text` on one line: line breaks (which a client's method name or id may hold) written
+/// as `\n` and `\r`.
+fn one_line(text: &str) -> Cow<'_, str> {
+    if !text.contains(['\n', '\r']) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.replace('\n', "\\n").replace('\r', "\\r"))
 }
 
 /// A JSON-RPC error response, members in the usual order (`jsonrpc`, `id`, `error`).

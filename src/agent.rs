@@ -328,6 +328,16 @@ impl Spend {
         }))
     }
 
+    /// A meter for one request of `model`, counting here the tokens each of its attempts
+    /// reports as they are reported ([`ModelRequest::usage`]).
+    pub fn meter(&self, model: impl Into<String>) -> UsageMeter {
+        UsageMeter {
+            spend: self.clone(),
+            model: model.into(),
+            state: Arc::default(),
+        }
+    }
+
     /// Input tokens (cached or not) and output tokens so far.
     pub fn tokens(&self) -> (u64, u64) {
         let s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -360,6 +370,63 @@ impl Spend {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .usd
+    }
+}
+
+/// One request's tokens, counted in a [`Spend`] as its stream reports them
+/// ([`Spend::meter`]): those of every attempt, each the last figure its stream reported (an
+/// attempt retried after an overload, or one that failed before its first content block,
+/// cost what its `message_start` said). The client reports what it reads of an attempt
+/// before it hands the stream on ([`ModelRequest::usage`]) and the reader of the stream what
+/// it reads after: the same figure reported twice counts once. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct UsageMeter {
+    spend: Spend,
+    model: String,
+    state: Arc<Mutex<MeterState>>,
+}
+
+#[derive(Debug, Default)]
+struct MeterState {
+    /// The tokens of the attempts before the current one.
+    earlier: TokenUsage,
+    /// The current attempt's, as last reported.
+    current: TokenUsage,
+}
+
+impl UsageMeter {
+    fn lock(&self) -> std::sync::MutexGuard<'_, MeterState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The current attempt's usage so far is `now` (a [`StreamEvent::Usage`]'s, which
+    /// replaces the one before): counted in the spend at once.
+    pub fn report(&self, now: &TokenUsage) {
+        let mut state = self.lock();
+        self.spend.update(&self.model, &state.current, now);
+        state.current = *now;
+    }
+
+    /// The current attempt ended and another is sent: its tokens stay counted, and the
+    /// next attempt's count from zero.
+    pub fn next_attempt(&self) {
+        let mut state = self.lock();
+        let current = std::mem::take(&mut state.current);
+        state.earlier.add(&current);
+    }
+
+    /// The tokens of every attempt so far.
+    pub fn total(&self) -> TokenUsage {
+        let state = self.lock();
+        let mut total = state.earlier;
+        total.add(&state.current);
+        total
+    }
+}
+
+impl PartialEq for UsageMeter {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.state, &other.state)
     }
 }
 
@@ -470,7 +537,8 @@ pub struct AgentOutcome {
     /// Requests this run made itself (not its sub-agents' nor WebFetch's: the shared
     /// [`Spend::requests`] counts those).
     pub turns: usize,
-    /// The tokens of this run's own requests (not its sub-agents').
+    /// The tokens of this run's own requests (not its sub-agents'): of every attempt, one
+    /// that failed or was retried before its first content block included.
     pub usage: TokenUsage,
     /// Tool calls made.
     pub tool_uses: usize,
@@ -592,7 +660,6 @@ struct TurnOutput {
     results: Vec<Value>,
     extra: Vec<Value>,
     tool_uses: usize,
-    usage: TokenUsage,
     stop_reason: Option<String>,
     error: Option<AgentError>,
     interrupted: bool,
@@ -957,6 +1024,9 @@ impl AgentLoop {
                 &tool_search::without_stale_tool_references(&outcome.messages, &plan),
                 plan.announcement.as_deref(),
             );
+            // Every attempt's tokens count as they are reported, those of an attempt that
+            // fails or is retried before its first content block too.
+            let meter = self.spend.meter(&self.config.model);
             let request = ModelRequest {
                 model: self.config.model.clone(),
                 max_tokens: self.config.max_tokens,
@@ -966,6 +1036,7 @@ impl AgentLoop {
                 betas: std::mem::take(&mut plan.betas),
                 prompt_caching: !client::prompt_caching_disabled(),
                 stop_retrying: Some(self.spend.retry_stop()),
+                usage: Some(meter.clone()),
             };
             outcome.turns += 1;
             self.spend.count_request(if subagent {
@@ -976,18 +1047,37 @@ impl AgentLoop {
             on_event(AgentEvent::Request(outcome.turns));
             let stream = tokio::select! {
                 biased;
-                () = hard.cancelled() => break Stop::Cancelled,
+                () = hard.cancelled() => {
+                    outcome.usage.add(&meter.total());
+                    break Stop::Cancelled;
+                }
                 () = interrupt.cancelled() => {
                     // Before any answer (a retry's wait, a slow first byte): the request
                     // was interrupted, and the conversation says so.
                     push_user_text(&mut outcome.messages, INTERRUPT_MESSAGE.to_owned());
+                    outcome.usage.add(&meter.total());
                     break Stop::Interrupted;
                 }
                 stream = self.client.stream(&request) => stream,
             };
             let stream = match stream {
-                Ok(s) => s,
-                Err(e) => break Stop::Failed(e),
+                // The response's usage so far, as each event passes: the last one reported
+                // is what it cost. It counts in the shared spend at once, before this
+                // response's calls end, so that a sub-agent one of them starts (or
+                // WebFetch's small model) sees it before sending its own request.
+                Ok(s) => {
+                    let meter = meter.clone();
+                    s.inspect(move |event| {
+                        if let Some(now) = event.as_ref().ok().and_then(TokenUsage::reported) {
+                            meter.report(&now);
+                        }
+                    })
+                    .boxed()
+                }
+                Err(e) => {
+                    outcome.usage.add(&meter.total());
+                    break Stop::Failed(e);
+                }
             };
             let turn = self
                 .turn(
@@ -1002,7 +1092,7 @@ impl AgentLoop {
             if let Some(next) = turn.context {
                 ctx = next;
             }
-            outcome.usage.add(&turn.usage);
+            outcome.usage.add(&meter.total());
             outcome.tool_uses += turn.tool_uses;
             outcome.tool_starts.extend(turn.starts);
             let cut_off = turn.stop_reason.as_deref() == Some("max_tokens");
@@ -1329,15 +1419,8 @@ impl AgentLoop {
                         out.tool_uses += 1;
                         by_id.insert(tool_use.id.clone(), (tool_use, closed));
                     }
-                    // The response's usage so far: the last one reported is what it cost. It
-                    // counts in the shared spend at once, before this response's calls end,
-                    // so that a sub-agent one of them starts (or WebFetch's small model) sees
-                    // it before sending its own request.
-                    Some(Ok(event @ StreamEvent::Usage { .. })) => {
-                        let now = TokenUsage::reported(&event).unwrap_or(out.usage);
-                        self.spend.update(&self.config.model, &out.usage, &now);
-                        out.usage = now;
-                    }
+                    // Counted on the request's meter as it passed (`run_with_context`).
+                    Some(Ok(StreamEvent::Usage { .. })) => {}
                     Some(Ok(StreamEvent::StopReason(reason))) => out.stop_reason = Some(reason),
                     Some(Ok(StreamEvent::MessageStart { .. })) => {}
                     // The message is complete; a connection a gateway keeps open is not waited on.
@@ -1390,6 +1473,30 @@ mod tests {
         assert_eq!(cap(Some("-1")), None);
         assert_eq!(cap(Some("many")), Some(8));
     }
+    /// A request's meter counts each attempt's last figure once: the same figure reported
+    /// again (by the client, then by the loop reading the events the client held back) adds
+    /// nothing, and a retried attempt's tokens stay counted when the next one counts from
+    /// zero; the spend sees each report at once.
+    #[test]
+    fn a_meter_counts_each_attempts_last_figure_once() {
+        let spend = Spend::default();
+        let meter = spend.meter("claude-sonnet-4-5");
+        let usage = |input_tokens, output_tokens| TokenUsage {
+            input_tokens,
+            output_tokens,
+            ..TokenUsage::default()
+        };
+        meter.report(&usage(1_000, 1));
+        assert_eq!(spend.tokens(), (1_000, 1));
+        meter.next_attempt();
+        meter.report(&usage(2_000, 1));
+        meter.report(&usage(2_000, 1));
+        meter.report(&usage(2_000, 20));
+        assert_eq!(meter.total(), usage(3_000, 21));
+        assert_eq!(spend.tokens(), (3_000, 21));
+        assert!((spend.usd() - 0.009_315).abs() < 1e-12, "{}", spend.usd());
+    }
+
     #[test]
     fn prices_follow_the_model_version() {
         for (model, price) in [

@@ -15,6 +15,8 @@ use serde_json::{Value, json};
 use tool_core::async_trait;
 use tool_exec::{AnthropicStream, StreamEvent};
 
+use super::{TokenUsage, UsageMeter};
+
 /// The Messages API version header.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
@@ -63,6 +65,13 @@ pub struct ModelRequest {
     /// Asked before each retry: a reason not to retry any more (the run's spending limit
     /// reached meanwhile, by a sub-agent beside this request); `None` retries as configured.
     pub stop_retrying: Option<RetryStop>,
+    /// Where the client counts the tokens an attempt's stream reports before its first
+    /// content block, as they arrive: those events are held back until the attempt is
+    /// known to answer, and an attempt retried after an overload, or one that fails there,
+    /// still cost what its `message_start` said (the check before the next retry,
+    /// [`stop_retrying`](Self::stop_retrying), sees it). The reader of the stream reports
+    /// the rest on the same meter. `None`: nothing is counted here.
+    pub usage: Option<UsageMeter>,
 }
 
 /// A check made before a request is retried ([`ModelRequest::stop_retrying`]): the reason
@@ -678,6 +687,12 @@ impl ModelClient for AnthropicClient {
                             event,
                             StreamEvent::MessageStart { .. } | StreamEvent::Usage { .. }
                         );
+                        // Counted as it arrives: whatever happens next, the attempt cost it.
+                        if let (Some(meter), Some(now)) =
+                            (&request.usage, TokenUsage::reported(&event))
+                        {
+                            meter.report(&now);
+                        }
                         early.push_back(event);
                         if content {
                             break None;
@@ -693,6 +708,10 @@ impl ModelClient for AnthropicClient {
                         attempt,
                         "the API reported an overload before any content; retrying"
                     );
+                    // Its tokens stay counted; the next attempt's start from zero.
+                    if let Some(meter) = &request.usage {
+                        meter.next_attempt();
+                    }
                     tokio::time::sleep(retry_delay(self.config.backoff, attempt, None)).await;
                     if let Some(why) = request.stop_retrying.as_ref().and_then(RetryStop::reason) {
                         return Err(AgentError::Request(format!(
@@ -839,6 +858,7 @@ mod tests {
             betas: Vec::new(),
             prompt_caching: false,
             stop_retrying: None,
+            usage: None,
         };
         let body = request.body();
         assert_eq!(body["messages"][0]["content"], "hi");

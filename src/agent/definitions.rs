@@ -11,6 +11,7 @@
 //! tools: Read, Grep, Glob          # or a YAML list; absent (or `*`) = every tool; empty = none
 //! disallowedTools: [Bash]          # removed from whatever `tools` gives
 //! model: haiku                     # sonnet, opus, haiku, inherit or a model name
+//! permissionMode: plan             # only ever stricter than the caller's mode
 //! ---
 //! You review code. ...
 //! ```
@@ -28,7 +29,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tool_core::Tool;
+use tool_core::{PermissionMode, Tool, ToolPermissionContext};
 use tools_builtin::frontmatter;
 
 /// The built-in agent's type.
@@ -80,6 +81,9 @@ pub struct AgentDefinition {
     pub model: Option<String>,
     /// At most this many model requests (`maxTurns`).
     pub max_turns: Option<usize>,
+    /// The permission mode its sub-agents run in (`permissionMode`), when no looser than
+    /// the caller's ([`permission_for`](Self::permission_for)); `None`: the caller's.
+    pub permission_mode: Option<PermissionMode>,
     /// The system prompt.
     pub prompt: String,
     /// Where it was read from.
@@ -101,6 +105,7 @@ impl AgentDefinition {
             disallowed_tools: Vec::new(),
             model: None,
             max_turns: None,
+            permission_mode: None,
             prompt: GENERAL_PURPOSE_PROMPT.to_owned(),
             source: AgentSource::BuiltIn,
             path: None,
@@ -110,9 +115,24 @@ impl AgentDefinition {
 
     /// Parses a definition file's text. `fallback_name` (the file stem) names an agent whose
     /// frontmatter has no `name`. Only a bad name refuses the definition; a bad optional
-    /// field (`maxTurns` that is no whole number above zero, a `model` written as a list) is
-    /// left out with a warning ([`warnings`](Self::warnings)), its default applying.
+    /// field (`maxTurns` that is no whole number above zero, a `model` written as a list, a
+    /// `permissionMode` that is no mode) is left out with a warning
+    /// ([`warnings`](Self::warnings)), its default applying. A `tools` or
+    /// `disallowedTools` entry that names no tool Toolwright or Claude Code knows is warned
+    /// about too: a host with tools of its own names them with
+    /// [`parse_with_host_tools`](Self::parse_with_host_tools).
     pub fn parse(text: &str, fallback_name: &str, source: AgentSource) -> Result<Self, String> {
+        Self::parse_with_host_tools(text, fallback_name, source, &[])
+    }
+
+    /// [`parse`](Self::parse) for a host that adds `host_tools` (their names) beside the
+    /// built-in tools: a `tools` or `disallowedTools` entry naming one is no unknown name.
+    pub fn parse_with_host_tools(
+        text: &str,
+        fallback_name: &str,
+        source: AgentSource,
+        host_tools: &[String],
+    ) -> Result<Self, String> {
         let (front, body) = frontmatter::split(text).map_err(|e| e.to_string())?;
         let name = front
             .text("name")
@@ -172,13 +192,20 @@ impl AgentDefinition {
             None => None,
         };
         let disallowed_tools = front.list("disallowedTools").unwrap_or_default();
-        // A tool's name in another case (`bash`) names no tool: said, with the one meant.
-        for (field, list, after) in [
-            ("tools", tools.as_deref().unwrap_or_default(), ""),
+        // A tool's name in another case (`bash`) names no tool: said, with the one meant. A
+        // name no tool has (`Bsah`) is said too: as written it gives (or keeps out) nothing.
+        for (field, list, after, unknown) in [
+            (
+                "tools",
+                tools.as_deref().unwrap_or_default(),
+                "",
+                "it gives nothing",
+            ),
             (
                 "disallowedTools",
                 &disallowed_tools[..],
                 " It is kept out all the same",
+                "it keeps nothing out",
             ),
         ] {
             for entry in list {
@@ -188,9 +215,36 @@ impl AgentDefinition {
                     warnings.push(format!(
                         "{field} names `{written}`, which is no tool (names are case-sensitive): `{known}` is meant?{after}"
                     ));
+                } else if names_no_tool(written, host_tools) {
+                    warnings.push(format!(
+                        "{field} names `{written}`, which is no tool: {unknown} (MCP tools are named `mcp__<server>__<tool>`)"
+                    ));
                 }
             }
         }
+        let permission_mode = match front.value("permissionMode") {
+            Some(frontmatter::Value::Text(v)) if v.trim().is_empty() => None,
+            Some(frontmatter::Value::Text(v)) if !is_flow_list(v) => {
+                match tool_perms::settings::parse_mode(v.trim()) {
+                    Ok(mode) => Some(mode),
+                    Err(_) => {
+                        warnings.push(format!(
+                            "permissionMode `{}` is no permission mode (default, acceptEdits, plan, dontAsk, bypassPermissions or auto); ignored (the caller's mode applies)",
+                            v.trim()
+                        ));
+                        None
+                    }
+                }
+            }
+            Some(_) => {
+                warnings.push(
+                    "permissionMode is written as a list, not a mode; ignored (the caller's mode applies)"
+                        .to_owned(),
+                );
+                None
+            }
+            None => None,
+        };
         Ok(Self {
             name,
             // Written by Claude Code's `/agents` on one line, with `\n` for its line breaks,
@@ -207,11 +261,51 @@ impl AgentDefinition {
                 .map(|m| m.trim().to_owned())
                 .filter(|m| !m.is_empty() && !model_is_list),
             max_turns,
+            permission_mode,
             prompt: body.trim().to_owned(),
             source,
             path: None,
             warnings,
         })
+    }
+
+    /// The permission context of a sub-agent of this type started by a caller in `caller`:
+    /// the caller's, in the definition's `permissionMode` when that is no looser than the
+    /// caller's mode, so that a definition (a project's, say) can only restrict. `plan`
+    /// refuses changes even where the caller could bypass (plan mode with bypass available
+    /// would allow everything); under a caller that never asks (`dontAsk`, or no one to ask)
+    /// the sub-agent never asks either. `Err` says why the definition's mode was not applied
+    /// (it would loosen the caller's): the caller's context then applies as it is.
+    pub fn permission_for(
+        &self,
+        caller: &ToolPermissionContext,
+    ) -> Result<ToolPermissionContext, String> {
+        let Some(wanted) = self.permission_mode else {
+            return Ok(caller.clone());
+        };
+        let has = latitude(caller.mode, caller.bypass_available);
+        if latitude(wanted, false) > has {
+            return Err(format!(
+                "permissionMode `{}` was not applied: it would loosen the caller's mode (`{}`); a sub-agent's mode may only be stricter than its caller's",
+                wanted.as_str(),
+                caller.mode.as_str()
+            ));
+        }
+        // The caller's `avoid_prompts` (nobody to ask) goes with the clone.
+        let mut permission = caller.clone();
+        let dont_ask = caller.mode == PermissionMode::DontAsk;
+        match wanted {
+            // As strict as a caller in dontAsk already is: nothing changes.
+            PermissionMode::Default | PermissionMode::Auto if dont_ask => {}
+            PermissionMode::Plan => {
+                permission.set_mode(PermissionMode::Plan);
+                permission.bypass_available = false;
+                // Plan mode asks about some reads; a caller in dontAsk would not.
+                permission.avoid_prompts |= dont_ask;
+            }
+            other => permission.set_mode(other),
+        }
+        Ok(permission)
     }
 
     /// Whether the definition lets the agent start agents itself (its `tools` names `Agent`
@@ -301,6 +395,31 @@ fn tool_name_of(entry: &str) -> &str {
     entry.split('(').next().unwrap_or(entry).trim()
 }
 
+/// How much a mode lets run without the user, for comparing a definition's mode with its
+/// caller's: plan mode that refuses changes 0, `default`, `auto` (no classifier here) and
+/// `dontAsk` 1, `acceptEdits` 2, `bypassPermissions` (and plan mode with bypass available,
+/// which allows as bypass does) 3.
+fn latitude(mode: PermissionMode, bypass_available: bool) -> u8 {
+    match mode {
+        PermissionMode::Plan if bypass_available => 3,
+        PermissionMode::Plan => 0,
+        PermissionMode::Default | PermissionMode::Auto | PermissionMode::DontAsk => 1,
+        PermissionMode::AcceptEdits => 2,
+        PermissionMode::BypassPermissions => 3,
+    }
+}
+
+/// Whether `name` (a `tools` or `disallowedTools` entry's tool, in its known case) is no
+/// tool's: neither a known tool ([`tool_perms::settings::KNOWN_TOOL_NAMES`]) nor one of
+/// `host_tools`. A name with `_` or `*` (MCP tools, globs) is never taken for unknown, as
+/// settings' rules do.
+fn names_no_tool(name: &str, host_tools: &[String]) -> bool {
+    !name.is_empty()
+        && !name.contains(['_', '*'])
+        && !tool_perms::settings::KNOWN_TOOL_NAMES.contains(&name)
+        && !host_tools.iter().any(|host| host == name)
+}
+
 /// The known tool name `name` is in another case (`bash` -> `Bash`), else `name` itself.
 fn known_spelling(name: &str) -> &str {
     if tool_perms::settings::KNOWN_TOOL_NAMES.contains(&name) {
@@ -350,6 +469,7 @@ fn project_agents_dirs(cwd: &Path) -> Vec<PathBuf> {
 fn read_dir_definitions(
     dir: &Path,
     source: AgentSource,
+    host_tools: &[String],
     into: &mut BTreeMap<String, AgentDefinition>,
     problems: &mut Vec<String>,
 ) {
@@ -369,7 +489,9 @@ fn read_dir_definitions(
             .unwrap_or_default();
         let parsed = std::fs::read_to_string(&file)
             .map_err(|e| e.to_string())
-            .and_then(|text| AgentDefinition::parse(&text, &stem, source));
+            .and_then(|text| {
+                AgentDefinition::parse_with_host_tools(&text, &stem, source, host_tools)
+            });
         match parsed {
             Ok(mut definition) => {
                 problems.extend(
@@ -393,17 +515,34 @@ pub fn load_agent_definitions(
     cwd: &Path,
     project_trusted: bool,
 ) -> (Vec<AgentDefinition>, Vec<String>) {
+    load_agent_definitions_with_host_tools(cwd, project_trusted, &[])
+}
+
+/// [`load_agent_definitions`] for a host that adds `host_tools` (their names) beside the
+/// built-in tools: a definition's `tools` or `disallowedTools` naming one is not reported
+/// as naming no tool.
+pub fn load_agent_definitions_with_host_tools(
+    cwd: &Path,
+    project_trusted: bool,
+    host_tools: &[String],
+) -> (Vec<AgentDefinition>, Vec<String>) {
     let mut map = BTreeMap::new();
     let mut problems = Vec::new();
     let builtin = AgentDefinition::general_purpose();
     map.insert(builtin.name.clone(), builtin);
     if let Some(dir) = user_agents_dir() {
-        read_dir_definitions(&dir, AgentSource::User, &mut map, &mut problems);
+        read_dir_definitions(&dir, AgentSource::User, host_tools, &mut map, &mut problems);
     }
     let project_dirs = project_agents_dirs(cwd);
     if project_trusted {
         for dir in project_dirs {
-            read_dir_definitions(&dir, AgentSource::Project, &mut map, &mut problems);
+            read_dir_definitions(
+                &dir,
+                AgentSource::Project,
+                host_tools,
+                &mut map,
+                &mut problems,
+            );
         }
     } else if let Some(dir) = project_dirs.iter().find(|d| d.is_dir()) {
         problems.push(format!(
@@ -630,8 +769,140 @@ mod tests {
             [
                 "tools names `glob`, which is no tool (names are case-sensitive): `Glob` is meant?",
                 "disallowedTools names `bash`, which is no tool (names are case-sensitive): `Bash` is meant? It is kept out all the same",
+                "disallowedTools names `Nonesuch`, which is no tool: it keeps nothing out (MCP tools are named `mcp__<server>__<tool>`)",
             ]
         );
+    }
+
+    /// A `tools` or `disallowedTools` entry naming no tool is warned about (a misspelt
+    /// `disallowedTools: Wrte, Edti, Bsah` was ignored without a word), but not a name of
+    /// the host's own tools, an MCP tool's, a glob, a known tool with its rule content
+    /// (`Bash(git:*)`) or the Agent tool naming agent types.
+    #[test]
+    fn names_of_no_tool_are_warned_about_but_not_the_hosts_own() {
+        let text = "---\nname: a\ntools: Read, Raed, Faulty, mcp__docs__search, Bash(git:*), Agent(x, y)\ndisallowedTools: Wrte, Edti, Bsah, Faulty, mcp__*\n---\nbody";
+        let warnings = |host: &[String]| {
+            AgentDefinition::parse_with_host_tools(text, "a", AgentSource::User, host)
+                .unwrap()
+                .warnings
+        };
+        let unknown = |field: &str, name: &str, consequence: &str| {
+            format!(
+                "{field} names `{name}`, which is no tool: {consequence} (MCP tools are named `mcp__<server>__<tool>`)"
+            )
+        };
+        let mut expected = vec![
+            unknown("tools", "Raed", "it gives nothing"),
+            unknown("tools", "Faulty", "it gives nothing"),
+            unknown("disallowedTools", "Wrte", "it keeps nothing out"),
+            unknown("disallowedTools", "Edti", "it keeps nothing out"),
+            unknown("disallowedTools", "Bsah", "it keeps nothing out"),
+            unknown("disallowedTools", "Faulty", "it keeps nothing out"),
+        ];
+        assert_eq!(warnings(&[]), expected);
+        expected.retain(|w| !w.contains("Faulty"));
+        assert_eq!(warnings(&["Faulty".to_owned()]), expected);
+    }
+
+    /// A permission context in `mode` (`bypass_available` as given).
+    fn caller(mode: PermissionMode, bypass_available: bool) -> ToolPermissionContext {
+        ToolPermissionContext {
+            mode,
+            bypass_available,
+            ..ToolPermissionContext::default()
+        }
+    }
+
+    /// A definition's `permissionMode` applies only when it is no looser than the caller's
+    /// mode (it was ignored altogether): `plan` under any caller (refusing changes even
+    /// where the caller could bypass), `default` under acceptEdits or bypass; never
+    /// `bypassPermissions` or `acceptEdits` under a caller in default mode, nor anything
+    /// but `plan` under a caller in plan mode. Under a caller that never asks, the
+    /// sub-agent never asks either.
+    #[test]
+    fn a_definitions_permission_mode_only_restricts() {
+        use PermissionMode::{AcceptEdits, Auto, BypassPermissions, Default, DontAsk, Plan};
+        let with_mode = |mode: &str| {
+            AgentDefinition::parse(
+                &format!("---\nname: a\npermissionMode: {mode}\n---\nbody"),
+                "a",
+                AgentSource::Project,
+            )
+            .unwrap()
+        };
+        // (definition, caller, caller's bypass available) -> the sub-agent's mode, or None
+        // when the definition's mode is not applied.
+        let cases = [
+            ("plan", Default, false, Some(Plan)),
+            ("plan", BypassPermissions, true, Some(Plan)),
+            ("plan", AcceptEdits, false, Some(Plan)),
+            ("plan", Plan, true, Some(Plan)),
+            ("plan", DontAsk, false, Some(Plan)),
+            ("default", AcceptEdits, false, Some(Default)),
+            ("manual", BypassPermissions, true, Some(Default)),
+            ("default", DontAsk, false, Some(DontAsk)),
+            ("dontAsk", BypassPermissions, true, Some(DontAsk)),
+            ("dontAsk", Default, false, Some(DontAsk)),
+            ("acceptEdits", BypassPermissions, true, Some(AcceptEdits)),
+            ("auto", Default, false, Some(Auto)),
+            (
+                "bypassPermissions",
+                BypassPermissions,
+                true,
+                Some(BypassPermissions),
+            ),
+            ("bypassPermissions", Default, false, None),
+            ("bypassPermissions", AcceptEdits, false, None),
+            ("acceptEdits", Default, false, None),
+            ("default", Plan, false, None),
+            ("dontAsk", Plan, false, None),
+        ];
+        for (wanted, mode, bypass, expected) in cases {
+            let case = format!("{wanted} under {} (bypass {bypass})", mode.as_str());
+            let d = with_mode(wanted);
+            assert!(d.warnings.is_empty(), "{case}: {:?}", d.warnings);
+            let caller = caller(mode, bypass);
+            match (d.permission_for(&caller), expected) {
+                (Ok(p), Some(expected)) => {
+                    assert_eq!(p.mode, expected, "{case}");
+                    if expected == Plan {
+                        assert!(p.plan_mode_refuses_changes(), "{case}");
+                    }
+                    assert_eq!(p.avoid_prompts, mode == DontAsk && expected == Plan, "{case}");
+                }
+                (Err(why), None) => assert!(
+                    why.starts_with(&format!("permissionMode `{wanted}` was not applied: it would loosen the caller's mode (`{}`)", mode.as_str())),
+                    "{case}: {why}"
+                ),
+                (got, expected) => panic!("{case}: {got:?}, expected {expected:?}"),
+            }
+        }
+        // Without a mode of its own, the sub-agent has its caller's context as it is.
+        let plain = AgentDefinition::general_purpose();
+        let bypassing = caller(BypassPermissions, true);
+        assert_eq!(plain.permission_for(&bypassing).unwrap(), bypassing);
+        // A caller with nobody to ask keeps its sub-agent from asking, whatever its mode.
+        let unattended = ToolPermissionContext {
+            avoid_prompts: true,
+            ..bypassing
+        };
+        for (wanted, expected) in [("default", Default), ("plan", Plan)] {
+            let p = with_mode(wanted).permission_for(&unattended).unwrap();
+            assert_eq!((p.mode, p.avoid_prompts), (expected, true), "{wanted}");
+        }
+        // A mode that is none, or a list, is ignored with a warning.
+        for (written, warning) in [
+            ("yolo", "permissionMode `yolo` is no permission mode"),
+            ("[plan]", "permissionMode is written as a list"),
+        ] {
+            let d = with_mode(written);
+            assert_eq!(d.permission_mode, None, "{written}");
+            assert!(
+                d.warnings.len() == 1 && d.warnings[0].starts_with(warning),
+                "{written}: {:?}",
+                d.warnings
+            );
+        }
     }
 
     /// A sub-agent never gets the worktree tools, even when its definition names them: the

@@ -5,7 +5,10 @@
 //! token that is a child of the call's (cancelling the call stops the sub-agent and its
 //! tools), its agent id (TodoWrite keeps one list per agent), an empty conversation, and the
 //! tools its definition allows out of the caller's ([`AgentDefinition::select_tools`]; never
-//! the Agent tool unless the definition's `tools` names it). It goes through the same
+//! the Agent tool unless the definition's `tools` names it), and its caller's permission
+//! context, in the definition's `permissionMode` when that is no looser than the caller's
+//! ([`AgentDefinition::permission_for`]; one that would loosen it is not applied, and the
+//! result says so). It goes through the same
 //! pipeline (permission rules, hooks, prompter) and spends from the same budget. It runs in
 //! the foreground, within its caller's turn: the user rejecting one of its calls without
 //! feedback ends the caller's turn too ([`Stop::Rejected`]), as a rejection of the caller's
@@ -116,6 +119,10 @@ pub struct AgentOutput {
     /// Why it stopped early, when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// What of its definition was not applied, and why (a `permissionMode` that would have
+    /// loosened the caller's mode).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
 }
 
 struct Shared {
@@ -147,6 +154,15 @@ pub struct AgentTool {
     /// `tools: Agent(worker)` starts workers only.
     allowed: Option<Arc<[String]>>,
     prompt: String,
+}
+
+/// The agent type a call's `subagent_type` asks for: `general-purpose` when it is absent or
+/// blank.
+fn requested_type(subagent_type: Option<&str>) -> &str {
+    subagent_type
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .unwrap_or(GENERAL_PURPOSE)
 }
 
 /// How deep sub-agents nest: the main agent is level 0, and an agent at the last level
@@ -291,10 +307,7 @@ impl AgentTool {
     }
 
     fn definition(&self, subagent_type: Option<&str>) -> Option<&AgentDefinition> {
-        let wanted = subagent_type
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .unwrap_or(GENERAL_PURPOSE);
+        let wanted = requested_type(subagent_type);
         self.startable().find(|d| d.name == wanted)
     }
 
@@ -371,13 +384,7 @@ impl TypedTool for AgentTool {
 
     fn permission_subject(&self, input: &AgentInput) -> Option<PermissionSubject> {
         Some(PermissionSubject::Name(
-            input
-                .subagent_type
-                .as_deref()
-                .map(str::trim)
-                .filter(|t| !t.is_empty())
-                .unwrap_or(GENERAL_PURPOSE)
-                .to_owned(),
+            requested_type(input.subagent_type.as_deref()).to_owned(),
         ))
     }
 
@@ -395,7 +402,7 @@ impl TypedTool for AgentTool {
             let names: Vec<&str> = self.startable().map(|d| d.name.as_str()).collect();
             return Err(ValidationError::new(format!(
                 "Agent type '{}' not found. Available agents: {}",
-                input.subagent_type.as_deref().unwrap_or_default(),
+                requested_type(input.subagent_type.as_deref()),
                 names.join(", ")
             )));
         }
@@ -455,8 +462,18 @@ impl TypedTool for AgentTool {
         let mut options = ctx.options().clone();
         options.model.clone_from(&model);
         let tools = self.sub_tools(&definition, &ctx);
+        // The definition's permission mode, when it only restricts; the caller's otherwise.
+        let mut notices = Vec::new();
+        let permission = definition
+            .permission_for(ctx.permission())
+            .unwrap_or_else(|why| {
+                tracing::warn!(agent_type = %definition.name, "{why}");
+                notices.push(why);
+                ctx.permission().clone()
+            });
         let sub_ctx = ctx
             .child()
+            .with_permission(permission)
             .with_options(options)
             .with_tools(tools)
             .with_file_state(FileStateCache::default())
@@ -547,6 +564,7 @@ impl TypedTool for AgentTool {
                 cache_read_input_tokens: outcome.usage.cache_read_input_tokens,
             },
             stopped,
+            notices,
         }))
     }
 
@@ -559,6 +577,9 @@ impl TypedTool for AgentTool {
         };
         if let Some(why) = &output.stopped {
             text.push_str(&format!("\n\n(the agent did not finish: {why})"));
+        }
+        for notice in &output.notices {
+            text.push_str(&format!("\n\n(the agent's definition: {notice})"));
         }
         ToolResultContent::Text(text)
     }

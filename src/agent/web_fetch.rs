@@ -65,11 +65,14 @@ fn request_text(prompt: &str, markdown: &str) -> String {
 #[async_trait]
 impl WebFetchModel for PageReader {
     async fn apply(&self, _url: &str, prompt: &str, markdown: &str) -> Result<String, String> {
+        // Every attempt's tokens count as they are reported, whether or not it answers.
+        let meter = self.spend.meter(&self.model);
         let request = ModelRequest {
             model: self.model.clone(),
             max_tokens: MAX_ANSWER_TOKENS,
             messages: vec![json!({"role": "user", "content": request_text(prompt, markdown)})],
             stop_retrying: Some(self.spend.retry_stop()),
+            usage: Some(meter.clone()),
             ..ModelRequest::default()
         };
         // Over the run's budget no request is sent (WebFetch then hands back the page).
@@ -83,7 +86,6 @@ impl WebFetchModel for PageReader {
             .await
             .map_err(|e| e.to_string())?;
         let mut answer = String::new();
-        let mut usage = TokenUsage::default();
         let mut outcome = Err("the model's answer was cut off".to_owned());
         while let Some(event) = events.next().await {
             match event {
@@ -92,9 +94,9 @@ impl WebFetchModel for PageReader {
                 // counted at once (a request made meanwhile sees it), whether or not the
                 // model answers.
                 Ok(event @ StreamEvent::Usage { .. }) => {
-                    let now = TokenUsage::reported(&event).unwrap_or(usage);
-                    self.spend.update(&self.model, &usage, &now);
-                    usage = now;
+                    if let Some(now) = TokenUsage::reported(&event) {
+                        meter.report(&now);
+                    }
                 }
                 Ok(StreamEvent::MessageStop) => {
                     outcome = if answer.trim().is_empty() {

@@ -216,9 +216,21 @@ impl AgentDefinition {
                         "{field} names `{written}`, which is no tool (names are case-sensitive): `{known}` is meant?{after}"
                     ));
                 } else if names_no_tool(written, host_tools) {
-                    warnings.push(format!(
-                        "{field} names `{written}`, which is no tool: {unknown} (MCP tools are named `mcp__<server>__<tool>`)"
-                    ));
+                    // One a typo away from a known tool: said, and in `disallowedTools`
+                    // that tool is kept out all the same (a misspelt restriction still
+                    // restricts; see `select_tools`).
+                    let warning = match tool_perms::settings::tool_name_meant(written) {
+                        Some(meant) if field == "tools" => format!(
+                            "{field} names `{written}`, which is no tool (did you mean `{meant}`?): {unknown}"
+                        ),
+                        Some(meant) => format!(
+                            "{field} names `{written}`, which is no tool (did you mean `{meant}`?): `{meant}` is kept out all the same"
+                        ),
+                        None => format!(
+                            "{field} names `{written}`, which is no tool: {unknown} (MCP tools are named `mcp__<server>__<tool>`)"
+                        ),
+                    };
+                    warnings.push(warning);
                 }
             }
         }
@@ -355,9 +367,21 @@ impl AgentDefinition {
         };
         // What `disallowedTools` names keeps a tool out in any case (`bash`): a misspelt
         // restriction still restricts.
+        // What `disallowedTools` names keeps a tool out also misspelt (`Bsah`), unless one of
+        // the caller's tools has that very name.
+        let meant = |written: &'_ str| -> String {
+            let written = known_spelling(written);
+            if parent.iter().any(|t| t.name() == written) {
+                return written.to_owned();
+            }
+            tool_perms::settings::tool_name_meant(written)
+                .unwrap_or(written)
+                .to_owned()
+        };
         let withheld = |tool: &dyn Tool| {
             self.disallowed_tools.iter().any(|entry| {
-                let wanted = normalize(known_spelling(tool_name_of(entry)));
+                let wanted = meant(tool_name_of(entry));
+                let wanted = normalize(&wanted);
                 wanted == tool.name() || tool.aliases().iter().any(|a| normalize(a) == wanted)
             })
         };
@@ -791,17 +815,61 @@ mod tests {
                 "{field} names `{name}`, which is no tool: {consequence} (MCP tools are named `mcp__<server>__<tool>`)"
             )
         };
+        let typo = |field: &str, name: &str, meant: &str, consequence: &str| {
+            format!(
+                "{field} names `{name}`, which is no tool (did you mean `{meant}`?): {consequence}"
+            )
+        };
         let mut expected = vec![
-            unknown("tools", "Raed", "it gives nothing"),
+            typo("tools", "Raed", "Read", "it gives nothing"),
             unknown("tools", "Faulty", "it gives nothing"),
-            unknown("disallowedTools", "Wrte", "it keeps nothing out"),
-            unknown("disallowedTools", "Edti", "it keeps nothing out"),
-            unknown("disallowedTools", "Bsah", "it keeps nothing out"),
+            typo(
+                "disallowedTools",
+                "Wrte",
+                "Write",
+                "`Write` is kept out all the same",
+            ),
+            typo(
+                "disallowedTools",
+                "Edti",
+                "Edit",
+                "`Edit` is kept out all the same",
+            ),
+            typo(
+                "disallowedTools",
+                "Bsah",
+                "Bash",
+                "`Bash` is kept out all the same",
+            ),
             unknown("disallowedTools", "Faulty", "it keeps nothing out"),
         ];
         assert_eq!(warnings(&[]), expected);
         expected.retain(|w| !w.contains("Faulty"));
         assert_eq!(warnings(&["Faulty".to_owned()]), expected);
+    }
+
+    /// A `disallowedTools` entry a typo away from a tool (`Bsah`, `Wrte`) keeps that tool
+    /// out (the "read only" sub-agent got Bash, Edit and Write), unless one of the caller's
+    /// tools has that very name.
+    #[test]
+    fn a_misspelt_restriction_still_restricts() {
+        let parent: Vec<Arc<dyn Tool>> = vec![
+            Arc::new(tools_builtin::Read),
+            Arc::new(tools_builtin::Glob),
+            Arc::new(tools_builtin::Bash::default()),
+        ];
+        let d = AgentDefinition::parse(
+            "---\nname: ro\ndisallowedTools: Bsah, Glbo\n---\nbody",
+            "ro",
+            AgentSource::Project,
+        )
+        .unwrap();
+        let names: Vec<String> = d
+            .select_tools(&parent)
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect();
+        assert_eq!(names, ["Read"]);
     }
 
     /// A permission context in `mode` (`bypass_available` as given).

@@ -1566,6 +1566,23 @@ pub const KNOWN_TOOL_NAMES: &[&str] = &[
     "Write",
 ];
 
+/// The known tool ([`KNOWN_TOOL_NAMES`]) a name that is none is a typo of: the closest
+/// within one edit, or two for a name over four letters, in any case (`Bsah`, `Wirte`,
+/// `WebFecth` -> `Bash`, `Write`, `WebFetch`). `None` for a known name and for one no known
+/// name is that close to.
+pub fn tool_name_meant(name: &str) -> Option<&'static str> {
+    if KNOWN_TOOL_NAMES.contains(&name) {
+        return None;
+    }
+    let given = name.to_lowercase();
+    (1..=2).find_map(|edits| {
+        KNOWN_TOOL_NAMES.iter().copied().find(|known| {
+            (edits == 1 || known.len() > 4)
+                && edit_distance_within(&given, &known.to_lowercase(), edits)
+        })
+    })
+}
+
 /// What is wrong with the tool name of a deny or ask rule that names no tool
 /// ([`KNOWN_TOOL_NAMES`]), with the tool meant when one is a typo away (`Bsah`, `Wirte`,
 /// `WebFecth`); `None` for a known name, a malformed rule (reported for its syntax), a name
@@ -1583,15 +1600,7 @@ fn unknown_tool_name(rule: &str, host_tools: &[String]) -> Option<String> {
     {
         return None;
     }
-    let given = name.to_lowercase();
-    // The closest name within one edit (two for a name over four letters).
-    let meant = (1..=2).find_map(|edits| {
-        KNOWN_TOOL_NAMES.iter().find(|known| {
-            (edits == 1 || known.len() > 4)
-                && edit_distance_within(&given, &known.to_lowercase(), edits)
-        })
-    });
-    Some(match meant {
+    Some(match tool_name_meant(name) {
         Some(meant) => format!(
             "no tool is named `{name}` (did you mean `{meant}`?): as written, this rule matches nothing"
         ),

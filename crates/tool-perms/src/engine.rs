@@ -4253,6 +4253,27 @@ impl PermissionEngine {
                 )
                 .sub(text);
             }
+            if name == "git" {
+                match self.repository_programs(sub, ctx) {
+                    Err(why) => {
+                        return Finding::new(Kind::Ask, format!("`{text}` needs approval: {why}."))
+                            .sub(text);
+                    }
+                    // A command before it on the line may write one of the files that
+                    // decided it (an included file, a hook): the disk does not show yet
+                    // what git will read.
+                    Ok(names) => {
+                        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                        if line_writes_before(analysis, sub, &names) {
+                            return Finding::new(
+                                Kind::Passthrough,
+                                format!("`{text}` requires approval."),
+                            )
+                            .sub(text);
+                        }
+                    }
+                }
+            }
             return Finding::new(Kind::Allow, "")
                 .reason(DecisionReason::Other {
                     reason: format!("`{text}` is a read-only command"),
@@ -4287,6 +4308,33 @@ impl PermissionEngine {
             })
     }
 
+    /// Why git, run by `sub`, may run a program its repository's own files name
+    /// ([`crate::git_config::repository_programs`]: `core.fsmonitor`, `diff.external`, a
+    /// diff or filter driver, `gpg.program`, an index hook, the same in its submodules), in
+    /// each directory `sub` may run in (as written and with links resolved); `Ok` with the
+    /// names of the files that decided it. A directory not known here is no repository to
+    /// read ([`Self::planted_repository`] asks about it).
+    fn repository_programs(
+        &self,
+        sub: &SimpleCommand,
+        ctx: &ToolUseContext,
+    ) -> Result<Vec<String>, String> {
+        let home = ctx.home().or(self.roots.home.as_deref());
+        let Some(dirs) = self.resolve_in_dirs(".", &sub.cwd, &sub.other_cwds, ctx) else {
+            return Err("it runs in a directory not known here".into());
+        };
+        let mut seen: Vec<PathBuf> = Vec::new();
+        let mut names = Vec::new();
+        for d in dirs.iter().flat_map(|d| [d.clone(), resolve_symlinks(d)]) {
+            if seen.contains(&d) {
+                continue;
+            }
+            names.extend(crate::git_config::repository_programs(&d, home)?);
+            seen.push(d);
+        }
+        Ok(names)
+    }
+
     fn check_command(
         &self,
         set: &RuleSet,
@@ -4298,8 +4346,9 @@ impl PermissionEngine {
         let trimmed = trim_command(command);
         let analysis = analyze(trimmed);
         let mut f = self.check_analysis(set, tool, names, trimmed, &analysis, ctx);
-        // git in a planted repository runs what its configuration names: no read, whatever
-        // else the command asks about (plan mode refuses it).
+        // git in a planted repository, or in one whose own files name a program git runs,
+        // runs what its configuration names: no read, whatever else the command asks about
+        // (plan mode refuses it).
         let planted_git = || {
             analysis.commands.iter().any(|c| {
                 effective_words(c)
@@ -4307,7 +4356,8 @@ impl PermissionEngine {
                     .and_then(|w| w.value.as_deref())
                     .map(basename)
                     == Some("git")
-                    && self.planted_repository(c, ctx).is_some()
+                    && (self.planted_repository(c, ctx).is_some()
+                        || self.repository_programs(c, ctx).is_err())
             })
         };
         f.read_only = Some(is_read_only_shell(&analysis) && !planted_git());
@@ -6832,7 +6882,7 @@ fn git_at(at: &Path) -> GitAt {
 /// `refs/` (it need not exist), and `objects` and `refs` of any type (git only asks
 /// `access(X_OK)`, which an executable file passes). A `commondir` file moves `objects`
 /// and `refs` elsewhere: with one, the directory counts whatever it names.
-fn is_git_directory(dir: &Path) -> bool {
+pub(crate) fn is_git_directory(dir: &Path) -> bool {
     let head = dir.join("HEAD");
     let head_ok = match std::fs::symlink_metadata(&head) {
         Ok(m) if m.file_type().is_symlink() => std::fs::read_link(&head)

@@ -1,8 +1,11 @@
 //! The decision engine: Claude Code's `hasPermissionsToUseTool` order, matched generically
 //! through [`Tool::permission_subject`].
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
@@ -25,7 +28,7 @@ use crate::bash::commands::{
 use crate::bash::file_uses::{config_variables, file_uses};
 use crate::bash::parse::{
     Analysis, INPUT_SUBCOMMAND, MAX_ANALYZED_CHARS, Redirect, RedirectKind, SimpleCommand,
-    UNKNOWN_DIR, Word, analyze, basename, trim_command,
+    UNKNOWN_DIR, Word, analyze, basename, behind_wrappers, trim_command,
 };
 use crate::bash::pattern::{ShellPattern, escape_stars, first_word};
 use crate::bash::values::{plain_word, substituted};
@@ -2714,7 +2717,11 @@ impl PermissionEngine {
                         );
                         return Some(Finding::safety_ask(why, text));
                     }
-                    let removes_tree = removes_whole(index);
+                    // What find feeds it (`rm -rf $(find …)`, the `"$d"` of a loop over what
+                    // find prints) is checked as `find … -exec` is
+                    // ([`Self::removes_what_it_is_fed`]): not also as what a variable set
+                    // on this line may name.
+                    let removes_tree = removes_whole(index) && !fed_by_find(sub, arg);
                     // Variables the line sets to plain words only (`for d in build dist`,
                     // `X=build`) stand for each of their words: a word with nothing else
                     // that expands is checked as if written (`"$d"/out`), one with more is
@@ -4370,16 +4377,19 @@ impl PermissionEngine {
     /// pipeline's earlier stage prints ([`SimpleCommand::fed_by`]): fed by `find ROOTS EXPR`,
     /// it takes away what `find ROOTS EXPR -exec rm … {} +` would, and is checked as that
     /// command (`find ~ | xargs rm -rf` is a critical removal, `find . -name '*.pyc' | xargs
-    /// rm` stays allowed, `find . -name main | xargs truncate -s0` empties a branch's ref); an
-    /// `rm` fed by anything else (`echo ~`, `ls`, `pwd`), a recursive one may remove a whole
-    /// directory such as the home or the project, which cannot be checked, as is one fed by
-    /// what is not known here (`xargs rm -rf < list`). So is one whose operands are what the
-    /// producer prints, each one variable's or one substitution's: a loop reading the
-    /// stage's lines into the variables it removes (`find . -name main | while read f; do rm
-    /// "$f"; done`, `done < <(find …)`), a `for` over a substitution (`for f in $(find …)`),
-    /// the substitution itself (`rm $(find …)`), a shell script find runs (`-exec sh -c 'rm
-    /// "$1"' _ {} \;`). Only safety checks and denials count: the program itself is checked
-    /// as before.
+    /// rm` stays allowed, `find . -name main | xargs truncate -s0` empties a branch's ref);
+    /// fed by `ls`, `echo` or `printf`, it is checked as given what they print
+    /// ([`Self::takes_what_is_listed`]); an `rm` fed by anything else (`pwd`), a recursive
+    /// one may remove a whole directory such as the home or the project, which cannot be
+    /// checked, as is one fed by what is not known here (`xargs rm -rf < list`). So is one
+    /// whose operands are what the producer prints ([`fed_taker`]), each one variable's or
+    /// one substitution's (also after `./`), or holding the placeholder find or xargs fill
+    /// in its script: a loop reading the stage's lines into the variables it removes (`find
+    /// . -name main | while read f; do rm "$f"; done`, `done < <(find …)`), a `for` over
+    /// substitutions (`for f in $(find …)`), the substitutions themselves (`rm $(find A)
+    /// $(find B)`: each producer is checked), a shell script find runs (`-exec sh -c 'rm
+    /// "$1"' _ {} \;`, `-exec sh -c 'rm {}' \;`). Only safety checks and denials count: the
+    /// program itself is checked as before.
     fn removes_what_it_is_fed(
         &self,
         set: &RuleSet,
@@ -4389,57 +4399,17 @@ impl PermissionEngine {
         ctx: &ToolUseContext,
         analysis: &Analysis,
     ) -> Option<Finding> {
-        let words = behind_removal_wrappers(effective_words(sub)?);
+        let FedTaker {
+            words,
+            taker,
+            loss,
+            one_each,
+        } = fed_taker(sub)?;
         let name = words.first()?.value.as_deref().map(basename)?;
-        // One whose operands are what it is fed, through variables or substitutions, takes
-        // it through them, as one `xargs` runs takes what it appends.
-        let reads_its_operands =
-            !sub.run_by_xargs && sub.fed_by.is_some() && words[1..].iter().any(is_fed_operand);
-        if !sub.run_by_xargs && !reads_its_operands {
-            return None;
-        }
-        // The program as `find -exec` would run it on the same files: `{}` where they go
-        // (in place of the operands fed, of xargs's `{}`, or appended).
-        let word = |v: &str| Word {
-            raw: v.into(),
-            value: Some(v.into()),
-            plain: true,
-            glob: false,
-        };
-        let in_place = sub.filled_in_place
-            && words
-                .iter()
-                .any(|w| w.value.as_deref().is_some_and(|v| v.contains("{}")));
-        let taker: Vec<Word> = if reads_its_operands {
-            let mut exec: Vec<Word> = words
-                .iter()
-                .enumerate()
-                .map(|(i, w)| {
-                    if i > 0 && is_fed_operand(w) {
-                        word("{}")
-                    } else {
-                        w.clone()
-                    }
-                })
-                .collect();
-            exec.dedup_by(|a, b| a.raw == "{}" && b.raw == "{}");
-            exec
-        } else if in_place {
-            words.to_vec()
-        } else {
-            let mut exec = words.to_vec();
-            exec.push(word("{}"));
-            exec
-        };
-        let loss = takes_away_found(&taker)?;
         let mut exec = taker.clone();
-        exec.push(word(if reads_its_operands || in_place {
-            ";"
-        } else {
-            "+"
-        }));
+        exec.push(literal_word(if one_each { ";" } else { "+" }));
         let text = sub.raw_text();
-        let Some(producer) = sub.fed_by.as_ref() else {
+        let Some(first) = sub.fed_by.as_ref() else {
             // Fed by what is not known here (a redirected or compound stage, a file: `xargs
             // rm -rf < list`, `xargs -a list rm -r`).
             return (name == "rm" && changes_trees("rm", words)).then(|| {
@@ -4449,71 +4419,42 @@ impl PermissionEngine {
                 Finding::safety_ask(why, text)
             });
         };
-        let produced = producer
-            .iter()
-            .map(|w| w.raw.as_str())
-            .collect::<Vec<_>>()
-            .join(" ");
-        if producer.first()?.value.as_deref().map(basename) == Some("find") {
-            // `find … -exec rm … {} +`: the same removal, recursive when the rm is.
-            let mut find = sub.clone();
-            let exec: Vec<Word> = std::iter::once(word("-exec")).chain(exec).collect();
-            // What it prints is what goes to rm: each action that prints (`-print`,
-            // `-printf FMT`, `-ls`, `-fprint FILE`, … in the branch that prints: `-name x
-            // -prune -o -name '*.log' -print`) becomes the removal; with none, `-print` is
-            // implied at the end.
-            let mut words = Vec::new();
-            let mut printed = false;
-            let mut i = 0;
-            while i < producer.len() {
-                let takes = match producer[i].value.as_deref() {
-                    Some("-print" | "-print0" | "-ls") => Some(1),
-                    Some("-printf" | "-fprint" | "-fprint0" | "-fls") => Some(2),
-                    Some("-fprintf") => Some(3),
-                    _ => None,
+        // Each command whose output it is fed (`rm $(find A) $(find B)`), behind its
+        // wrappers (`command find`, `env find`); what none of them that is no find prints
+        // may be anything.
+        let mut unknown: Option<String> = None;
+        for producer in std::iter::once(first).chain(&sub.also_fed_by) {
+            let producer = behind_wrappers(producer);
+            let produced = producer
+                .iter()
+                .map(|w| w.raw.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let program = producer.first()?.value.as_deref().map(basename);
+            if program == Some("find") {
+                if let Some(f) = self.takes_what_find_finds(
+                    set, tool, names, sub, &exec, producer, loss, ctx, analysis,
+                ) {
+                    return Some(f);
+                }
+                continue;
+            }
+            if let Some(listing) = Listing::of(producer) {
+                let given = Given {
+                    text: &text,
+                    taker: &taker,
+                    loss,
+                    produced: &produced,
                 };
-                match takes {
-                    Some(n) => {
-                        words.extend(exec.iter().cloned());
-                        printed = true;
-                        i += n;
-                    }
-                    None => {
-                        words.push(producer[i].clone());
-                        i += 1;
-                    }
+                if let Some(f) = self
+                    .takes_what_is_listed(set, tool, names, sub, &given, &listing, ctx, analysis)
+                {
+                    return Some(f);
                 }
             }
-            if !printed {
-                words.extend(exec);
-            }
-            find.words = words;
-            find.appended_args = false;
-            find.run_by_xargs = false;
-            find.fed_by = None;
-            let f = self.check_subcommand(set, tool, names, &find, ctx, analysis);
-            return (f.kind == Kind::Deny || (f.kind == Kind::Ask && f.immune)).then(|| {
-                let message = format!(
-                    "`{text}` {} what `{produced}` finds: {}",
-                    loss.verbs(),
-                    f.message
-                );
-                Finding { message, ..f }.sub(text.clone())
-            });
+            unknown.get_or_insert(produced);
         }
-        if producer.first()?.value.as_deref().map(basename) == Some("ls") {
-            let given = Given {
-                text: &text,
-                taker: &taker,
-                loss,
-                produced: &produced,
-            };
-            if let Some(f) =
-                self.takes_what_ls_lists(set, tool, names, sub, &given, producer, ctx, analysis)
-            {
-                return Some(f);
-            }
-        }
+        let produced = unknown?;
         (name == "rm" && changes_trees("rm", words)).then(|| {
             let why = format!(
                 "`{text}` removes, with everything under them, the paths `{produced}` prints, which may be a whole directory such as the home or the project and cannot be checked"
@@ -4522,23 +4463,100 @@ impl PermissionEngine {
         })
     }
 
-    /// [`Self::removes_what_it_is_fed`] for a program fed by `ls` (`rm $(ls *.log)`, `ls -a |
-    /// xargs rm`). `ls` prints the operands it is given that are no directories (and those
-    /// that are, with `-d`) as written, and the names of what a directory it lists holds,
-    /// bare (from the working directory's, relative to it), hidden ones only with `-a`,
-    /// `-A` or `-f`. So the program takes away what it would given those operands (`rm
-    /// .git/config` for `ls .git/config`, `rm *.log` for `ls *.log`), and a protected name
-    /// a listed directory holds (`.bashrc` for `ls -a`; every protected name but
-    /// `config.fish` is hidden): checked so, safety checks and denials only.
+    /// [`Self::removes_what_it_is_fed`] for a program fed by `find ROOTS EXPR` (`producer`):
+    /// checked as `find ROOTS EXPR -exec PROG … {} +` (`exec`: the program's words with `{}`
+    /// and the end of the action), each action that prints made that action; safety checks
+    /// and denials only.
     #[allow(clippy::too_many_arguments)]
-    fn takes_what_ls_lists(
+    fn takes_what_find_finds(
+        &self,
+        set: &RuleSet,
+        tool: &dyn Tool,
+        names: &[String],
+        sub: &SimpleCommand,
+        exec: &[Word],
+        producer: &[Word],
+        loss: Loss,
+        ctx: &ToolUseContext,
+        analysis: &Analysis,
+    ) -> Option<Finding> {
+        let text = sub.raw_text();
+        let produced = producer
+            .iter()
+            .map(|w| w.raw.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        // `find … -exec rm … {} +`: the same removal, recursive when the rm is.
+        let mut find = sub.clone();
+        let exec: Vec<Word> = std::iter::once(literal_word("-exec"))
+            .chain(exec.iter().cloned())
+            .collect();
+        // What it prints is what goes to rm: each action that prints (`-print`,
+        // `-printf FMT`, `-ls`, `-fprint FILE`, … in the branch that prints: `-name x
+        // -prune -o -name '*.log' -print`) becomes the removal; with none, `-print` is
+        // implied at the end.
+        let mut words = Vec::new();
+        let mut printed = false;
+        let mut i = 0;
+        while i < producer.len() {
+            let takes = match producer[i].value.as_deref() {
+                Some("-print" | "-print0" | "-ls") => Some(1),
+                Some("-printf" | "-fprint" | "-fprint0" | "-fls") => Some(2),
+                Some("-fprintf") => Some(3),
+                _ => None,
+            };
+            match takes {
+                Some(n) => {
+                    words.extend(exec.iter().cloned());
+                    printed = true;
+                    i += n;
+                }
+                None => {
+                    words.push(producer[i].clone());
+                    i += 1;
+                }
+            }
+        }
+        if !printed {
+            words.extend(exec);
+        }
+        find.words = words;
+        find.appended_args = false;
+        find.filled_in_place = false;
+        find.run_by_xargs = false;
+        find.fed_by = None;
+        find.also_fed_by = Vec::new();
+        find.placeholder = None;
+        let f = self.check_subcommand(set, tool, names, &find, ctx, analysis);
+        (f.kind == Kind::Deny || (f.kind == Kind::Ask && f.immune)).then(|| {
+            let message = format!(
+                "`{text}` {} what `{produced}` finds: {}",
+                loss.verbs(),
+                f.message
+            );
+            Finding { message, ..f }.sub(text.clone())
+        })
+    }
+
+    /// [`Self::removes_what_it_is_fed`] for a program fed by `ls`, `echo` or `printf`
+    /// ([`Listing`]: `rm $(ls *.log)`, `ls -a | xargs rm`, `echo .git/config | xargs rm`).
+    /// `ls` prints the operands it is given that are no directories (and those that are,
+    /// with `-d`) as written, and the names of what a directory it lists holds, bare, hidden
+    /// ones only with `-a`, `-A` or `-f`; `echo` and `printf '%s\n'` print their operands.
+    /// So the program takes away what it would given those operands and names, in the
+    /// directory it runs in (`rm .git/config` for `ls .git/config`, `rm main` after `cd
+    /// .git/refs/heads` for `ls`, as `rm *` there): checked so, safety checks and denials
+    /// only. A protected name a listed directory holds and shows asks too (`.bashrc` for
+    /// `ls -a ~`; every protected name but `config.fish` is hidden).
+    #[allow(clippy::too_many_arguments)]
+    fn takes_what_is_listed(
         &self,
         set: &RuleSet,
         tool: &dyn Tool,
         names: &[String],
         sub: &SimpleCommand,
         given: &Given<'_>,
-        ls: &[Word],
+        listing: &Listing,
         ctx: &ToolUseContext,
         analysis: &Analysis,
     ) -> Option<Finding> {
@@ -4548,72 +4566,38 @@ impl PermissionEngine {
             loss,
             produced,
         } = *given;
-        let has = |letters: &[char], longs: &[&str]| has_option(ls, letters, longs);
-        let hidden = has(&['a', 'A', 'f'], &["--all", "--almost-all"]);
-        let itself = has(&['d'], &["--directory"]);
-        // Its operands (the words after its options; a value an option takes in the next
-        // word is read as one too, which only checks more).
-        let mut operands: Vec<Word> = Vec::new();
-        let mut options = true;
-        for w in &ls[1..] {
-            match w.value.as_deref() {
-                Some("--") if options => options = false,
-                Some(v) if options && v.starts_with('-') && v != "-" => {}
-                _ => operands.push(w.clone()),
-            }
-        }
         let dir_of = |w: &Word| -> Option<Vec<PathBuf>> {
-            let v = w.value.as_deref().filter(|_| !w.glob && !itself)?;
+            let v = w
+                .value
+                .as_deref()
+                .filter(|_| !w.glob && listing.lists_directories)?;
             let paths = self.resolve_in_dirs(v, &sub.cwd, &sub.other_cwds, ctx)?;
             paths.iter().all(|p| p.is_dir()).then_some(paths)
         };
         let mut listed: Vec<PathBuf> = Vec::new();
         let mut printed: Vec<Word> = Vec::new();
-        for w in &operands {
+        for w in &listing.operands {
             match dir_of(w) {
                 Some(dirs) => listed.extend(dirs),
                 None => printed.push(w.clone()),
             }
         }
-        if operands.is_empty() {
+        if listing.operands.is_empty() && listing.lists_directories {
             listed.extend(self.resolve_in_dirs(".", &sub.cwd, &sub.other_cwds, ctx)?);
         }
-        // The operands it prints, given to the program in place of what it is fed.
-        if !printed.is_empty() {
-            let mut as_given = sub.clone();
-            as_given.words = taker
-                .iter()
-                .flat_map(|w| {
-                    if w.raw == "{}" {
-                        printed.clone()
-                    } else {
-                        vec![w.clone()]
-                    }
-                })
-                .collect();
-            as_given.appended_args = false;
-            as_given.filled_in_place = false;
-            as_given.run_by_xargs = false;
-            as_given.fed_by = None;
-            let f = self.check_subcommand(set, tool, names, &as_given, ctx, analysis);
-            if f.kind == Kind::Deny || (f.kind == Kind::Ask && f.immune) {
-                let message = format!(
-                    "`{text}` {} what `{produced}` lists: {}",
-                    loss.verbs(),
-                    f.message
-                );
-                return Some(Finding { message, ..f }.sub(text.to_owned()));
-            }
-        }
-        for dir in listed {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
+        // The names the listed directories show, as `ls` prints them.
+        let mut shown: Vec<OsString> = Vec::new();
+        for dir in &listed {
+            let Ok(entries) = std::fs::read_dir(dir) else {
                 continue;
             };
             for entry in entries.flatten().take(MAX_TREE_ENTRIES) {
                 let name = entry.file_name();
-                let shown = hidden || name.as_encoded_bytes().first() != Some(&b'.');
+                if !listing.hidden && name.as_encoded_bytes().first() == Some(&b'.') {
+                    continue;
+                }
                 let is_dir = || entry.file_type().is_ok_and(|t| t.is_dir());
-                if shown && crate::path::protected_name_kind(&name, is_dir).is_some() {
+                if crate::path::protected_name_kind(&name, is_dir).is_some() {
                     let why = format!(
                         "`{text}` may {} {}, which `{produced}` lists: a protected name",
                         loss.verb(),
@@ -4621,9 +4605,71 @@ impl PermissionEngine {
                     );
                     return Some(Finding::safety_ask(why, text.to_owned()));
                 }
+                // A link is removed or moved itself, not what it leads to; one written is
+                // written through, wherever it leads.
+                let link = entry.file_type().is_ok_and(|t| t.is_symlink());
+                if link && matches!(loss, Loss::Deletes | Loss::MovesAway) {
+                    continue;
+                }
+                // The other names of one directory all lead where it is (a protected name
+                // is asked about above): some of them tell.
+                if link || shown.len() < MAX_LISTED_NAMES {
+                    shown.push(name);
+                }
             }
         }
-        None
+        printed.extend(shown.iter().map(|name| {
+            let name = name.to_string_lossy().into_owned();
+            literal_word(&name)
+        }));
+        if printed.is_empty() {
+            return None;
+        }
+        // The operands and names it prints, given to the program in place of what it is
+        // fed, in the directory it runs in.
+        let mut as_given = sub.clone();
+        as_given.words = taker
+            .iter()
+            .flat_map(|w| {
+                if w.raw.contains("{}") {
+                    printed
+                        .iter()
+                        .map(|p| {
+                            if w.raw == "{}" {
+                                p.clone()
+                            } else {
+                                Word {
+                                    raw: w.raw.replace("{}", &p.raw),
+                                    value: match (&w.value, &p.value) {
+                                        (Some(v), Some(pv)) => Some(v.replace("{}", pv)),
+                                        _ => None,
+                                    },
+                                    plain: w.plain && p.plain,
+                                    glob: w.glob || p.glob,
+                                }
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                } else {
+                    vec![w.clone()]
+                }
+            })
+            .collect();
+        as_given.appended_args = false;
+        as_given.filled_in_place = false;
+        as_given.run_by_xargs = false;
+        as_given.fed_by = None;
+        as_given.also_fed_by = Vec::new();
+        as_given.placeholder = None;
+        let f = self.check_subcommand(set, tool, names, &as_given, ctx, analysis);
+        (f.kind == Kind::Deny || (f.kind == Kind::Ask && f.immune)).then(|| {
+            let message = format!(
+                "`{text}` {} what `{produced}` lists: {}",
+                loss.verbs(),
+                f.message
+            );
+            Finding { message, ..f }.sub(text.to_owned())
+        })
     }
 
     fn check_analysis(
@@ -4645,12 +4691,34 @@ impl PermissionEngine {
         }
         let mut details = Vec::new();
         let mut findings = Vec::new();
+        // The trees the finds of this command walk are walked once each.
+        let _walks = WalkCache::enter();
         for sub in &analysis.commands {
             let f = self.check_subcommand(set, tool, names, sub, ctx, analysis);
             details.push(format!("{}: {}", sub.raw_text(), describe(&f)));
             findings.push(f);
             if let Some(f) = self.removes_what_it_is_fed(set, tool, names, sub, ctx, analysis) {
                 details.push(format!("{}: {}", sub.raw_text(), describe(&f)));
+                findings.push(f);
+            }
+        }
+        // A redirection that empties what a loop or a script is fed (`for f in $(find …);
+        // do : > "$f"; done`, `-exec sh -c ': > "$1"' _ {} \;`): checked as `truncate -s0`
+        // of it.
+        for r in &analysis.redirects {
+            let Some(truncate) = truncation_as_command(r) else {
+                continue;
+            };
+            if let Some(f) = self.removes_what_it_is_fed(set, tool, names, &truncate, ctx, analysis)
+            {
+                let shown = format!("> {}", r.target.raw);
+                let message = f.message.replacen(
+                    &format!("`{}`", truncate.raw_text()),
+                    &format!("`{shown}`"),
+                    1,
+                );
+                let f = Finding { message, ..f };
+                details.push(format!("{shown}: {}", describe(&f)));
                 findings.push(f);
             }
         }
@@ -5272,83 +5340,204 @@ fn protected_names_matching(
     follows_links: bool,
 ) -> Option<String> {
     let tests = FindNameTests::new(tests);
-    let mut seen = 0usize;
-    // Directories to list, with the protected directory they are in (or are) and the
-    // directory above them the filters let through, if any.
-    let mut pending: Vec<(PathBuf, Option<PathBuf>, Option<PathBuf>)> =
-        vec![(dir.to_path_buf(), None, None)];
-    while let Some((d, protected, matched)) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
+    let walk = WalkCache::walk(dir, follows_links);
+    for item in &walk.items {
+        let passes = tests.passes(&item.name);
+        if let Some(p) = &item.protected
+            && passes
+        {
+            return Some(format!(
+                "{}, inside the protected directory {}: its name filter matches it",
+                item.path.display(),
+                p.display()
+            ));
+        }
+        if !item.own {
             continue;
-        };
-        for e in entries.flatten() {
-            seen += 1;
-            if seen > MAX_TREE_ENTRIES {
-                return Some(format!(
-                    "what {} holds: it holds more than {MAX_TREE_ENTRIES} entries, too many to look for protected ones its filter reaches",
-                    dir.display()
-                ));
+        }
+        // A protected item of its own that the filters let through (`.bashrc` deeper
+        // down under `-name '*rc'`).
+        if passes {
+            return Some(format!(
+                "{}, a protected item: its name filter matches it",
+                item.path.display()
+            ));
+        }
+        // Removed with a directory above it the filters let through (the one nearest the
+        // root).
+        if recursive {
+            let mut above = Vec::new();
+            let mut at = item.parent;
+            while let Some(i) = at {
+                above.push(i);
+                at = walk.dirs[i].1;
             }
-            let path = e.path();
-            let is_dir = if follows_links {
-                path.is_dir()
-            } else {
-                e.file_type().is_ok_and(|t| t.is_dir())
-            };
-            let passes = tests.passes(&e.file_name());
-            if let Some(p) = &protected
-                && passes
-            {
-                return Some(format!(
-                    "{}, inside the protected directory {}: its name filter matches it",
-                    path.display(),
-                    p.display()
-                ));
-            }
-            // A link find follows into a protected directory is in it, whatever its name.
-            let linked_into_protected = || {
-                follows_links
-                    && is_dir
-                    && e.file_type().is_ok_and(|t| t.is_symlink())
-                    && std::fs::canonicalize(&path)
-                        .is_ok_and(|real| crate::path::protected_reason(&real).is_some())
-            };
-            // `.config/git` and `.config/fish` are protected where `.config` is not.
-            let config_dir = || {
-                is_dir
-                    && d.file_name().is_some_and(|n| n == ".config")
-                    && (e.file_name() == "git" || e.file_name() == "fish")
-            };
-            let own = (protected.is_none()
-                && (crate::path::protected_name_kind(&e.file_name(), || is_dir).is_some()
-                    || config_dir()
-                    || linked_into_protected()))
-            .then(|| path.clone());
-            // A protected item of its own that the filters let through (`.bashrc` deeper
-            // down under `-name '*rc'`).
-            if own.is_some() && passes {
-                return Some(format!(
-                    "{}, a protected item: its name filter matches it",
-                    path.display()
-                ));
-            }
-            if let (Some(m), Some(p)) = (&matched, &own) {
+            if let Some(&m) = above.iter().rev().find(|&&i| tests.passes(&walk.dirs[i].0)) {
+                let m = &walk.dirs[m].2;
                 return Some(format!(
                     "{} with everything in it, which holds {}, a protected item: its name filter matches {}",
                     m.display(),
-                    p.display(),
+                    item.path.display(),
                     m.display()
                 ));
             }
-            if is_dir {
-                let matched = matched
-                    .clone()
-                    .or_else(|| (recursive && passes).then(|| path.clone()));
-                pending.push((path, protected.clone().or(own), matched));
-            }
         }
     }
-    None
+    walk.too_many.then(|| {
+        format!(
+            "what {} holds: it holds more than {MAX_TREE_ENTRIES} entries, too many to look for protected ones its filter reaches",
+            dir.display()
+        )
+    })
+}
+
+/// What the walk of a tree found that a find's name filters may reach
+/// ([`protected_names_matching`]): the entries inside protected directories and the
+/// protected items of their own, in the order found, with the directories above them.
+struct TreeWalk {
+    /// Each directory walked: its name, the index of the one it is in (`None`: in the
+    /// root), its path.
+    dirs: Vec<(OsString, Option<usize>, PathBuf)>,
+    /// The entries that matter, in the order found.
+    items: Vec<TreeItem>,
+    /// It holds more than [`MAX_TREE_ENTRIES`] entries (not all were walked).
+    too_many: bool,
+}
+
+/// An entry of a [`TreeWalk`].
+struct TreeItem {
+    path: PathBuf,
+    name: OsString,
+    /// The directory it is in, among [`TreeWalk::dirs`] (`None`: the root).
+    parent: Option<usize>,
+    /// The protected directory it is inside.
+    protected: Option<PathBuf>,
+    /// It is a protected item of its own (`.git`, `.bashrc`, a link into one).
+    own: bool,
+}
+
+impl TreeWalk {
+    /// Walks the tree under `dir`, links followed when `follows_links` (a loop ends at the
+    /// bound).
+    fn new(dir: &Path, follows_links: bool) -> Self {
+        let mut walk = TreeWalk {
+            dirs: Vec::new(),
+            items: Vec::new(),
+            too_many: false,
+        };
+        let mut seen = 0usize;
+        // Directories to list, with the protected directory they are in (or are) and their
+        // index among `dirs`.
+        let mut pending: Vec<(PathBuf, Option<PathBuf>, Option<usize>)> =
+            vec![(dir.to_path_buf(), None, None)];
+        while let Some((d, protected, index)) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                seen += 1;
+                if seen > MAX_TREE_ENTRIES {
+                    walk.too_many = true;
+                    return walk;
+                }
+                let path = e.path();
+                let is_dir = if follows_links {
+                    path.is_dir()
+                } else {
+                    e.file_type().is_ok_and(|t| t.is_dir())
+                };
+                // A link find follows into a protected directory is in it, whatever its
+                // name.
+                let linked_into_protected = || {
+                    follows_links
+                        && is_dir
+                        && e.file_type().is_ok_and(|t| t.is_symlink())
+                        && std::fs::canonicalize(&path)
+                            .is_ok_and(|real| crate::path::protected_reason(&real).is_some())
+                };
+                // `.config/git` and `.config/fish` are protected where `.config` is not.
+                let config_dir = || {
+                    is_dir
+                        && d.file_name().is_some_and(|n| n == ".config")
+                        && (e.file_name() == "git" || e.file_name() == "fish")
+                };
+                let own = protected.is_none()
+                    && (crate::path::protected_name_kind(&e.file_name(), || is_dir).is_some()
+                        || config_dir()
+                        || linked_into_protected());
+                if own || protected.is_some() {
+                    walk.items.push(TreeItem {
+                        path: path.clone(),
+                        name: e.file_name(),
+                        parent: index,
+                        protected: protected.clone(),
+                        own,
+                    });
+                }
+                if is_dir {
+                    walk.dirs.push((e.file_name(), index, path.clone()));
+                    let inside = protected.clone().or_else(|| own.then(|| path.clone()));
+                    pending.push((path, inside, Some(walk.dirs.len() - 1)));
+                }
+            }
+        }
+        walk
+    }
+}
+
+thread_local! {
+    /// The trees walked during the check of one command, by root and whether links were
+    /// followed ([`WalkCache`]); `None` outside one.
+    static WALKS: RefCell<Option<Walks>> = const { RefCell::new(None) };
+}
+
+/// The trees walked, by root and whether links were followed ([`WalkCache`]).
+type Walks = HashMap<(PathBuf, bool), Rc<TreeWalk>>;
+
+/// The walks of one command's check: each tree is walked once however many finds of the
+/// command walk it (`rm $(find . -name a); rm $(find . -name b)`). Held while the check
+/// runs; the walks are forgotten after it, so that the next command sees the tree as it is
+/// then.
+struct WalkCache {
+    /// This guard started the cache (an inner check leaves it to the outer one).
+    owner: bool,
+}
+
+impl WalkCache {
+    fn enter() -> Self {
+        let owner = WALKS.with(|w| {
+            let mut w = w.borrow_mut();
+            let starts = w.is_none();
+            if starts {
+                *w = Some(HashMap::new());
+            }
+            starts
+        });
+        WalkCache { owner }
+    }
+
+    /// The walk of the tree under `dir`, from the cache when a check runs.
+    fn walk(dir: &Path, follows_links: bool) -> Rc<TreeWalk> {
+        let key = (dir.to_path_buf(), follows_links);
+        if let Some(walk) = WALKS.with(|w| w.borrow().as_ref().and_then(|m| m.get(&key).cloned())) {
+            return walk;
+        }
+        let walk = Rc::new(TreeWalk::new(dir, follows_links));
+        WALKS.with(|w| {
+            if let Some(m) = w.borrow_mut().as_mut() {
+                m.insert(key, walk.clone());
+            }
+        });
+        walk
+    }
+}
+
+impl Drop for WalkCache {
+    fn drop(&mut self) {
+        if self.owner {
+            WALKS.with(|w| *w.borrow_mut() = None);
+        }
+    }
 }
 
 /// The name tests of a find ([`FindDeletion::name_tests`]), compiled once: a name passes
@@ -5386,32 +5575,9 @@ impl FindNameTests {
 
 /// `words` from the program that the wrappers before it run as it is (`sudo rm`, `env rm`,
 /// `busybox rm`, `timeout 5 rm`, their options, numbers and `NAME=value` words skipped); the
-/// last word stays.
+/// last word stays ([`behind_wrappers`]).
 fn behind_removal_wrappers(words: &[Word]) -> &[Word] {
-    let mut words = words;
-    while let [first, rest @ ..] = words
-        && !rest.is_empty()
-        && let Some(v) = first.value.as_deref()
-    {
-        let wrapper = matches!(
-            basename(v),
-            "sudo"
-                | "doas"
-                | "env"
-                | "nice"
-                | "nohup"
-                | "command"
-                | "busybox"
-                | "timeout"
-                | "stdbuf"
-                | "ionice"
-        );
-        if !(wrapper || v.starts_with('-') || v.parse::<f64>().is_ok() || v.contains('=')) {
-            break;
-        }
-        words = rest;
-    }
-    words
+    behind_wrappers(words)
 }
 
 /// Whether `word` is one variable's expansion and nothing else (`$f`, `"$f"`, `"${f}"`, a
@@ -5474,10 +5640,337 @@ fn is_one_substitution(word: &Word) -> bool {
 
 /// Whether `word` is an operand through which a command takes what it is fed
 /// ([`SimpleCommand::fed_by`]): one variable's expansion (a loop's, a script's positional
-/// parameters) or one substitution's output.
-fn is_fed_operand(word: &Word) -> bool {
-    is_one_variable(word) || is_one_substitution(word)
+/// parameters) or one substitution's output, also after a fixed `./` (`./"$1"`, `"./$f"`,
+/// `./$(find …)`), or a word holding the placeholder find or xargs fill in the script it is
+/// in (`placeholder`: `rm {}` in `-exec sh -c 'rm {}' \;`).
+fn is_fed_operand(word: &Word, placeholder: Option<&str>) -> bool {
+    if placeholder.is_some_and(|p| word.raw.contains(p)) {
+        return true;
+    }
+    let bare = without_dot_segments(word);
+    is_one_variable(&bare) || is_one_substitution(&bare)
 }
+
+/// A computed `word` without the `./` segments it starts with (`./"$1"` is `"$1"`,
+/// `"./$f"` is `"$f"`); a word with a value is itself.
+fn without_dot_segments(word: &Word) -> Word {
+    if word.value.is_some() {
+        return word.clone();
+    }
+    let (quote, mut raw) = match word.raw.strip_prefix('"') {
+        Some(inner) => ("\"", inner),
+        None => ("", word.raw.as_str()),
+    };
+    let mut stripped = false;
+    while let Some(rest) = raw.strip_prefix("./") {
+        raw = rest;
+        stripped = true;
+    }
+    if !stripped {
+        return word.clone();
+    }
+    Word {
+        raw: format!("{quote}{raw}"),
+        ..word.clone()
+    }
+}
+
+/// A word that is `v` as written.
+fn literal_word(v: &str) -> Word {
+    Word {
+        raw: v.into(),
+        value: Some(v.into()),
+        plain: true,
+        glob: false,
+    }
+}
+
+/// `w` with the placeholder `fill` (xargs's `-I X`; `{` for parallel's replacement strings,
+/// `{}`, `{/}`, `{.}`, …) made `{}`, where find puts what it finds.
+fn filled(w: &Word, fill: &str) -> Word {
+    let replace = |s: &str| -> String {
+        if fill != "{" {
+            return s.replace(fill, "{}");
+        }
+        let mut out = String::new();
+        let mut rest = s;
+        while let Some(at) = rest.find('{') {
+            out.push_str(&rest[..at]);
+            match rest[at..].find('}') {
+                Some(end) if !rest[at + 1..at + end].contains(['{', ' ']) => {
+                    out.push_str("{}");
+                    rest = &rest[at + end + 1..];
+                }
+                _ => {
+                    out.push('{');
+                    rest = &rest[at + 1..];
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    };
+    let raw = replace(&w.raw);
+    // A computed word that is plain once its placeholder is (`of="$PARALLEL_ARG"`).
+    let value = match &w.value {
+        Some(v) => Some(replace(v)),
+        None => {
+            (!raw.contains(['$', '`', '\\', '\'', '"', '*', '?', '[', '~'])).then(|| raw.clone())
+        }
+    };
+    Word {
+        raw,
+        value,
+        ..w.clone()
+    }
+}
+
+/// A program fed what another prints ([`SimpleCommand::fed_by`]), as `find -exec` would run
+/// it on the same files.
+struct FedTaker<'a> {
+    /// Its words, behind its wrappers.
+    words: &'a [Word],
+    /// Those words with `{}` where what it is fed goes: in place of the operands fed, of
+    /// xargs's placeholder, or appended.
+    taker: Vec<Word>,
+    /// What it does to what it is fed.
+    loss: Loss,
+    /// It is given one file at a time (`-exec … \;`), not many (`+`).
+    one_each: bool,
+}
+
+/// What the command `sub` takes away of what it is fed, if it is fed and takes it away:
+/// `xargs` (or `parallel`, `xe`) runs it on its input, or its operands are what it is fed
+/// through variables, substitutions or a placeholder ([`is_fed_operand`]).
+fn fed_taker(sub: &SimpleCommand) -> Option<FedTaker<'_>> {
+    let words = behind_removal_wrappers(effective_words(sub)?);
+    words.first()?;
+    let placeholder = sub.placeholder.as_deref();
+    // One whose operands are what it is fed, through variables or substitutions, takes
+    // it through them, as one `xargs` runs takes what it appends.
+    let reads_its_operands = !sub.run_by_xargs
+        && sub.fed_by.is_some()
+        && words[1..].iter().any(|w| is_fed_operand(w, placeholder));
+    if !sub.run_by_xargs && !reads_its_operands {
+        return None;
+    }
+    let fill = placeholder.unwrap_or("{}");
+    let in_place = sub.filled_in_place && words.iter().any(|w| w.raw.contains(fill));
+    let taker: Vec<Word> = if reads_its_operands {
+        let mut exec: Vec<Word> = words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| match placeholder {
+                // Where the placeholder is, in the word (`of={}`, `{}/*`).
+                Some(p) if i > 0 && w.raw.contains(p) => filled(w, p),
+                _ if i > 0 && is_fed_operand(w, placeholder) => literal_word("{}"),
+                _ => w.clone(),
+            })
+            .collect();
+        exec.dedup_by(|a, b| a.raw == "{}" && b.raw == "{}");
+        exec
+    } else if in_place {
+        words.iter().map(|w| filled(w, fill)).collect()
+    } else {
+        let mut exec = words.to_vec();
+        exec.push(literal_word("{}"));
+        exec
+    };
+    let loss = takes_away_found(&taker)?;
+    Some(FedTaker {
+        words,
+        taker,
+        loss,
+        one_each: reads_its_operands || in_place,
+    })
+}
+
+/// Whether `arg`, an operand of `sub`, is what find prints and `sub` takes away: checked as
+/// `find … -exec` ([`PermissionEngine::removes_what_it_is_fed`]), which replaces the checks
+/// of a computed path (`rm -rf $(find . -name __pycache__)` is checked by find's walk, not
+/// as a substitution that may be the home).
+fn fed_by_find(sub: &SimpleCommand, arg: &Word) -> bool {
+    let Some(first) = sub.fed_by.as_ref() else {
+        return false;
+    };
+    !sub.run_by_xargs
+        && std::iter::once(first).chain(&sub.also_fed_by).all(|p| {
+            behind_wrappers(p)
+                .first()
+                .and_then(|w| w.value.as_deref())
+                .map(basename)
+                == Some("find")
+        })
+        && is_fed_operand(arg, sub.placeholder.as_deref())
+        && fed_taker(sub).is_some()
+}
+
+/// A redirection that empties what the statement it is in is fed (`: > "$1"` in a script
+/// find runs, `> "$f"` in a loop over what find prints), as the command that does the same
+/// (`truncate -s0 "$f"`), fed as it is.
+fn truncation_as_command(r: &Redirect) -> Option<SimpleCommand> {
+    let fed_by = r.fed_by.clone()?;
+    (r.truncates && is_fed_operand(&r.target, r.placeholder.as_deref())).then(|| SimpleCommand {
+        assignments: Vec::new(),
+        words: vec![
+            literal_word("truncate"),
+            literal_word("-s0"),
+            r.target.clone(),
+        ],
+        appended_args: false,
+        filled_in_place: false,
+        cwd: r.cwd.clone(),
+        other_cwds: r.other_cwds.clone(),
+        transparent: false,
+        piped_input: false,
+        fed_by: Some(fed_by),
+        also_fed_by: Vec::new(),
+        placeholder: r.placeholder.clone(),
+        run_by_xargs: false,
+        set_by_loops: Vec::new(),
+    })
+}
+
+/// What prints the names a program is fed, other than find ([`PermissionEngine::takes_what_is_listed`]).
+struct Listing {
+    /// The operands it prints (`ls`'s that are no directories, `echo`'s all).
+    operands: Vec<Word>,
+    /// Its directory operands are listed (`ls` without `-d`), the working directory when
+    /// it has none.
+    lists_directories: bool,
+    /// Hidden names are listed too (`ls -a`, `-A`, `-f`).
+    hidden: bool,
+}
+
+impl Listing {
+    /// What `words` print, for `ls`, `echo` and `printf` with a format that prints each
+    /// operand on a line of its own (`'%s\n'`); `None` for another program.
+    fn of(words: &[Word]) -> Option<Self> {
+        match words.first()?.value.as_deref().map(basename)? {
+            "ls" => Some(ls_listing(words)),
+            "echo" => {
+                let options = words[1..]
+                    .iter()
+                    .take_while(|w| {
+                        w.value.as_deref().is_some_and(|v| {
+                            v.len() > 1
+                                && v.starts_with('-')
+                                && v[1..].chars().all(|c| matches!(c, 'n' | 'e' | 'E'))
+                        })
+                    })
+                    .count();
+                Some(Self {
+                    operands: words[1 + options..].to_vec(),
+                    lists_directories: false,
+                    hidden: false,
+                })
+            }
+            "printf" => {
+                let format = words.get(1)?.value.as_deref()?;
+                let each = format.contains("%s")
+                    && format
+                        .replace("%s", "")
+                        .replace("\\n", "")
+                        .chars()
+                        .all(|c| c.is_whitespace());
+                each.then(|| Self {
+                    operands: words[2..].to_vec(),
+                    lists_directories: false,
+                    hidden: false,
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What `ls WORDS` lists: its operands after its options, the options that take a value
+/// read as such (`-I PAT`, `-w COLS`, `-T COLS`, `--ignore PAT`, `--hide PAT`, `--sort
+/// WORD`, `--format WORD`, `--time-style STYLE`, `--block-size SIZE`, …, also abbreviated or
+/// with `=`; `--color` takes one only with `=`), and whether hidden names show (`-a`, `-A`,
+/// `-f`) and directories are listed (not with `-d`).
+fn ls_listing(words: &[Word]) -> Listing {
+    const LONG_VALUES: &[&str] = &[
+        "ignore",
+        "hide",
+        "width",
+        "tabsize",
+        "format",
+        "sort",
+        "time",
+        "time-style",
+        "block-size",
+        "quoting-style",
+        "indicator-style",
+    ];
+    let mut listing = Listing {
+        operands: Vec::new(),
+        lists_directories: true,
+        hidden: false,
+    };
+    let mut options = true;
+    let mut iter = words.iter().skip(1);
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            listing.operands.push(w.clone());
+            continue;
+        };
+        if !options || v == "-" || !v.starts_with('-') {
+            listing.operands.push(w.clone());
+            continue;
+        }
+        if v == "--" {
+            options = false;
+            continue;
+        }
+        if let Some(long) = v.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, _)) => (n, true),
+                None => (long, false),
+            };
+            if !inline {
+                let takes = LONG_VALUES.contains(&name)
+                    || (name.len() >= 4
+                        && !"ignore-backups".starts_with(name)
+                        && LONG_VALUES.iter().filter(|l| l.starts_with(name)).count() == 1);
+                if takes {
+                    iter.next();
+                    continue;
+                }
+            }
+            if "all".starts_with(name) && !name.is_empty()
+                || "almost-all".starts_with(name) && name.len() > 2
+            {
+                listing.hidden = true;
+            }
+            if name.len() >= 3 && "directory".starts_with(name) {
+                listing.lists_directories = false;
+            }
+            continue;
+        }
+        // A bundle of short options: the first that takes a value takes the rest of the
+        // bundle, else the next word.
+        for (at, c) in v[1..].char_indices() {
+            match c {
+                'I' | 'T' | 'w' => {
+                    if at + 1 == v.len() - 1 {
+                        iter.next();
+                    }
+                    break;
+                }
+                'a' | 'A' | 'f' => listing.hidden = true,
+                'd' => listing.lists_directories = false,
+                _ => {}
+            }
+        }
+    }
+    listing
+}
+
+/// The names of the directories `ls` lists that a program fed by it is checked with, at
+/// most ([`PermissionEngine::takes_what_is_listed`]); every name is still looked at for a
+/// protected one.
+const MAX_LISTED_NAMES: usize = 1000;
 
 /// What a program loses of the files it is given, as [`takes_away_found`] reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -5555,7 +6048,47 @@ fn takes_away_found(words: &[Word]) -> Option<Loss> {
             .iter()
             .any(|(w, u)| *u == PathUse::Write && found(w))
             .then_some(Loss::Overwrites),
-        _ => None,
+        // What only changes modes, owners, attributes or times, or makes what is missing,
+        // loses no content.
+        "chmod" | "chown" | "chgrp" | "touch" | "mkdir" | "mkfifo" | "mknod" | "chattr"
+        | "setfacl" => None,
+        // Formatters and converters rewrite a file's form in place (`rustfmt {}`, `gofmt -w
+        // {}`, `dos2unix {}`), the files of their language only: not counted.
+        _ if crate::bash::file_uses::is_rewriter(name) => None,
+        // Any other program that writes or removes the files it names, as it does when
+        // given them directly ([`path_use`], [`file_uses`]), with `{}` one of those: a
+        // destination (`install F {}`, `ln -sf F {}`), a file written (`gzip {}`, `sort -o {}`,
+        // `awk -i inplace … {}`), a tree removed (`tar --remove-files -cf A {}`).
+        _ => {
+            let is_found = |w: &Word| w.value.as_deref() == Some("{}");
+            if !args.iter().any(is_found) || path_use(name, words) != Some(PathUse::Write) {
+                return None;
+            }
+            if changes_trees(name, words) {
+                return Some(Loss::Deletes);
+            }
+            if let Some(d) = destination(name, words) {
+                return (!d.by_option && path_args(name, words).get(d.index).is_some_and(is_found))
+                    .then_some(Loss::Overwrites);
+            }
+            if let Some(uses) = file_uses(name, words) {
+                let written = uses
+                    .files
+                    .iter()
+                    .any(|(w, u)| *u == PathUse::Write && is_found(w));
+                // A compressor replaces it by the compressed file.
+                let replaced = name == "gzip" || crate::bash::file_uses::is_compressor(name);
+                return written.then_some(if replaced {
+                    Loss::Deletes
+                } else {
+                    Loss::Overwrites
+                });
+            }
+            path_args(name, words)
+                .iter()
+                .any(is_found)
+                .then_some(Loss::Overwrites)
+        }
     }
 }
 
@@ -5874,6 +6407,33 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
         Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("$PWD{rest}"),
         _ => text,
     };
+    // `./` before an expansion changes nothing (`./$(x)` is `$(x)`), and after `../` one
+    // may name the working directory itself or anything beside it (`../$(basename
+    // "$PWD")`): `$PWD/$(x)` is read instead.
+    let expansion_at = |t: &str| t.starts_with(['$', '`']);
+    let mut bare = text.as_str();
+    while let Some(rest) = bare
+        .strip_prefix("./")
+        .filter(|r| expansion_at(r) || r.starts_with("./"))
+    {
+        bare = rest;
+    }
+    let mut above = bare;
+    while let Some(rest) = above
+        .strip_prefix("../")
+        .filter(|r| expansion_at(r) || r.starts_with("../"))
+    {
+        above = rest;
+    }
+    if !std::ptr::eq(above, bare)
+        && expansion_at(above)
+        && computed_path_safety(&format!("$PWD/{above}"), use_, true).is_some()
+    {
+        return Some(format!(
+            "It removes what an expansion names ({raw}) beside the working directory, which may be the working directory itself, such as the project, or anything beside it."
+        ));
+    }
+    let text = bare.to_owned();
     // With its variables empty or unset (or at their defaults), a path that starts fixed
     // may be `/` or the home (`"/$d"`, `~/"$x"`, `/"$a"/*`, `/./"$x"`).
     if !text.starts_with('$')

@@ -669,6 +669,8 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         {
             PathUse::Write
         }
+        // gawk's in-place editing (`-i inplace`) writes its files back.
+        "awk" | "gawk" if awk_in_place(words) => PathUse::Write,
         // Editors write what they open, and the files their commands name cannot be seen
         // ([`file_uses`]: `vim -S F` reads F, `+CMD` and `-c CMD` name no file).
         _ if file_uses::is_editor(name) => PathUse::Write,
@@ -684,7 +686,13 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         // the files it loops over; an in-place rewriter (`sponge`, `dos2unix`, `gofmt -w`,
         // `black`, `chattr`, …) writes its files, or only reads them (`gofmt` alone, `black
         // --check`): each file its own use ([`file_uses`]).
-        _ if file_uses::is_interpreter(name) || file_uses::is_rewriter(name) => {
+        // A compressor replaces its file by the compressed one (`xz F`, `bzip2 F`, `zstd --rm
+        // F`), or only reads it (`xz -c`, `xzcat`, `zstd F` keeps it but writes `F.zst`
+        // beside it): each file its own use ([`file_uses`]).
+        _ if file_uses::is_interpreter(name)
+            || file_uses::is_rewriter(name)
+            || file_uses::is_compressor(name) =>
+        {
             match file_uses::file_uses(name, words) {
                 Some(u) if u.files.iter().any(|(_, u)| *u == PathUse::Write) => PathUse::Write,
                 _ => PathUse::Read,
@@ -767,6 +775,44 @@ pub fn sed_in_place(words: &[Word]) -> bool {
             .as_deref()
             .is_some_and(|v| short_bundle_has(v, &['i']) || names_long(v, "--in-place"))
     })
+}
+
+/// Whether `awk WORDS` (gawk) rewrites its files in place: it includes the `inplace`
+/// library (`-i inplace`, `-iinplace`, `--include=inplace`, `-i inplace.awk`, a path to
+/// it), or an include whose name is computed (which may be it).
+pub fn awk_in_place(words: &[Word]) -> bool {
+    let inplace = |w: &Word| {
+        w.value.as_deref().is_none_or(|v| {
+            let name = basename(v);
+            name.strip_suffix(".awk").unwrap_or(name) == "inplace"
+        })
+    };
+    let mut iter = words.iter().skip(1);
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            continue;
+        };
+        if v == "--" {
+            break;
+        }
+        let value = if v == "-i" || (v.len() > 4 && "--include".starts_with(v)) {
+            iter.next().cloned()
+        } else if let Some(rest) = v.strip_prefix("--include=") {
+            Some(option_value_path(rest, w))
+        } else if let Some(rest) = v.strip_prefix("-i").filter(|_| !v.starts_with("--")) {
+            Some(option_value_path(rest, w))
+        } else {
+            // Another option taking the next word (`-f FILE`, `-v x=1`) skips it.
+            if v.len() == 2 && v.starts_with('-') && "fFveElW".contains(&v[1..]) {
+                iter.next();
+            }
+            continue;
+        };
+        if value.as_ref().is_some_and(inplace) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The shells that run a script file given as their first operand (`bash FILE ARGS`).

@@ -1,5 +1,6 @@
 //! Commands whose files each have a use of their own, named mostly by options: `curl`,
-//! `wget`, `tar`, `patch`, `dd`, `unzip`, `split`, `csplit`, `gzip`, `scp`, `zip`, editors
+//! `wget`, `tar`, `patch`, `dd`, `unzip`, `split`, `csplit`, `gzip` (and `xz`, `lzma`,
+//! `bzip2`, `zstd`, `lz4`, `brotli`), `scp`, `zip`, editors
 //! (`vim -S SCRIPT FILE`), interpreters (`python SCRIPT ARGS`, `perl -i`, `make -f F`),
 //! in-place rewriters (`sponge`, `dos2unix`, `gofmt -w`, `black`, `chattr`), and git's
 //! `config`, `init`, `clone`, `mv`, `rm`, `checkout`, `restore`, `checkout-index`,
@@ -72,7 +73,8 @@ impl FileUses {
 }
 
 /// The files `name WORDS` reads and writes, for `curl`, `wget`, `tar`, `patch`, `dd`, `xxd`,
-/// `unzip`, `split`, `csplit`, `gzip` (`gunzip`, `zcat`), `scp`, `zip`, editors
+/// `unzip`, `split`, `csplit`, `gzip` (`gunzip`, `zcat`), the other compressors
+/// ([`is_compressor`]), `scp`, `zip`, editors
 /// ([`is_editor`]), interpreters ([`is_interpreter`]), in-place rewriters
 /// ([`is_rewriter`]), and `git config` when it sets a value, `git init DIR`, `git clone URL
 /// DIR`, the git commands that name files in the work tree (`git mv`, `git rm`, `git
@@ -91,6 +93,7 @@ pub fn file_uses(name: &str, words: &[Word]) -> Option<FileUses> {
         "split" => split(words),
         "csplit" => csplit(words),
         "gzip" | "gunzip" | "zcat" => gzip(name, words),
+        _ if is_compressor(name) => return compressor(name, words),
         "scp" => scp(words),
         "zip" => zip(words),
         "git" => return git(words),
@@ -2779,6 +2782,421 @@ fn gzip(name: &str, words: &[Word]) -> FileUses {
         }
     }
     out
+}
+
+/// A piece of the command line of `xz`, `lzma`, `bzip2`, `zstd`, `lz4` or `brotli` (and
+/// their `un…` and `…cat` names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Squeeze {
+    Stdout,
+    Decompress,
+    Compress,
+    Keep,
+    /// `--rm`: the source is removed (`zstd`, `lz4`, `brotli` keep it otherwise).
+    Remove,
+    List,
+    Test,
+    Recursive,
+    Suffix,
+    /// `-o FILE` (`zstd`, `brotli`).
+    Output,
+    /// `--output-dir-flat DIR` (`zstd`): the outputs go there.
+    OutputDir,
+    /// `-m` (`lz4`): every operand is an input.
+    Multiple,
+    /// The names of the files come from a file or the input (`xz --files`, `zstd
+    /// --filelist`): not known here.
+    Names,
+    /// A file read (`zstd -D DICT`, `--patch-from=F`).
+    Reads,
+    Other,
+}
+
+/// The compression levels, `-0` to `-9`, as flags.
+const LEVELS: [Spec<Squeeze>; 10] = [
+    ("", Some('0'), false, Squeeze::Other),
+    ("", Some('1'), false, Squeeze::Other),
+    ("", Some('2'), false, Squeeze::Other),
+    ("", Some('3'), false, Squeeze::Other),
+    ("", Some('4'), false, Squeeze::Other),
+    ("", Some('5'), false, Squeeze::Other),
+    ("", Some('6'), false, Squeeze::Other),
+    ("", Some('7'), false, Squeeze::Other),
+    ("", Some('8'), false, Squeeze::Other),
+    ("", Some('9'), false, Squeeze::Other),
+];
+
+const fn with_levels<const N: usize, const M: usize>(
+    table: [Spec<Squeeze>; N],
+) -> [Spec<Squeeze>; M] {
+    let mut out = [("", None, false, Squeeze::Other); M];
+    let mut i = 0;
+    while i < N {
+        out[i] = table[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < LEVELS.len() {
+        out[N + j] = LEVELS[j];
+        j += 1;
+    }
+    out
+}
+
+const XZ_TABLE: [Spec<Squeeze>; 62] = with_levels([
+    ("compress", Some('z'), false, Squeeze::Compress),
+    ("decompress", Some('d'), false, Squeeze::Decompress),
+    ("uncompress", None, false, Squeeze::Decompress),
+    ("test", Some('t'), false, Squeeze::Test),
+    ("list", Some('l'), false, Squeeze::List),
+    ("keep", Some('k'), false, Squeeze::Keep),
+    ("force", Some('f'), false, Squeeze::Other),
+    ("stdout", Some('c'), false, Squeeze::Stdout),
+    ("to-stdout", None, false, Squeeze::Stdout),
+    ("suffix", Some('S'), true, Squeeze::Suffix),
+    ("files", None, false, Squeeze::Names),
+    ("files0", None, false, Squeeze::Names),
+    ("format", Some('F'), true, Squeeze::Other),
+    ("check", Some('C'), true, Squeeze::Other),
+    ("ignore-check", None, false, Squeeze::Other),
+    ("threads", Some('T'), true, Squeeze::Other),
+    ("memlimit", Some('M'), true, Squeeze::Other),
+    ("memory", None, true, Squeeze::Other),
+    ("memlimit-compress", None, true, Squeeze::Other),
+    ("memlimit-decompress", None, true, Squeeze::Other),
+    ("memlimit-mt-decompress", None, true, Squeeze::Other),
+    ("no-adjust", None, false, Squeeze::Other),
+    ("single-stream", None, false, Squeeze::Other),
+    ("no-sparse", None, false, Squeeze::Other),
+    ("block-size", None, true, Squeeze::Other),
+    ("block-list", None, true, Squeeze::Other),
+    ("flush-timeout", None, true, Squeeze::Other),
+    ("extreme", Some('e'), false, Squeeze::Other),
+    ("fast", None, false, Squeeze::Other),
+    ("best", None, false, Squeeze::Other),
+    ("lzma1", None, false, Squeeze::Other),
+    ("lzma2", None, false, Squeeze::Other),
+    ("x86", None, false, Squeeze::Other),
+    ("arm", None, false, Squeeze::Other),
+    ("armthumb", None, false, Squeeze::Other),
+    ("arm64", None, false, Squeeze::Other),
+    ("powerpc", None, false, Squeeze::Other),
+    ("ia64", None, false, Squeeze::Other),
+    ("sparc", None, false, Squeeze::Other),
+    ("riscv", None, false, Squeeze::Other),
+    ("delta", None, false, Squeeze::Other),
+    ("quiet", Some('q'), false, Squeeze::Other),
+    ("verbose", Some('v'), false, Squeeze::Other),
+    ("no-warn", Some('Q'), false, Squeeze::Other),
+    ("robot", None, false, Squeeze::Other),
+    ("info-memory", None, false, Squeeze::Other),
+    ("help", Some('h'), false, Squeeze::Other),
+    ("long-help", Some('H'), false, Squeeze::Other),
+    ("version", Some('V'), false, Squeeze::Other),
+    ("", Some('n'), false, Squeeze::Other),
+    ("", Some('N'), false, Squeeze::Other),
+    ("", Some('L'), false, Squeeze::Other),
+]);
+
+const BZIP2_TABLE: [Spec<Squeeze>; 25] = with_levels([
+    ("compress", Some('z'), false, Squeeze::Compress),
+    ("decompress", Some('d'), false, Squeeze::Decompress),
+    ("keep", Some('k'), false, Squeeze::Keep),
+    ("force", Some('f'), false, Squeeze::Other),
+    ("test", Some('t'), false, Squeeze::Test),
+    ("stdout", Some('c'), false, Squeeze::Stdout),
+    ("quiet", Some('q'), false, Squeeze::Other),
+    ("verbose", Some('v'), false, Squeeze::Other),
+    ("small", Some('s'), false, Squeeze::Other),
+    ("license", Some('L'), false, Squeeze::Other),
+    ("version", Some('V'), false, Squeeze::Other),
+    ("help", Some('h'), false, Squeeze::Other),
+    ("fast", None, false, Squeeze::Other),
+    ("best", None, false, Squeeze::Other),
+    ("repetitive-fast", None, false, Squeeze::Other),
+]);
+
+const ZSTD_TABLE: [Spec<Squeeze>; 68] = with_levels([
+    ("compress", Some('z'), false, Squeeze::Compress),
+    ("decompress", Some('d'), false, Squeeze::Decompress),
+    ("uncompress", None, false, Squeeze::Decompress),
+    ("stdout", Some('c'), false, Squeeze::Stdout),
+    ("keep", Some('k'), false, Squeeze::Keep),
+    ("rm", None, false, Squeeze::Remove),
+    ("force", Some('f'), false, Squeeze::Other),
+    ("test", Some('t'), false, Squeeze::Test),
+    ("list", Some('l'), false, Squeeze::List),
+    ("", Some('o'), true, Squeeze::Output),
+    ("output-dir-flat", None, true, Squeeze::OutputDir),
+    ("output-dir-mirror", None, true, Squeeze::OutputDir),
+    ("filelist", None, true, Squeeze::Names),
+    ("", Some('r'), false, Squeeze::Recursive),
+    ("", Some('D'), true, Squeeze::Reads),
+    ("patch-from", None, true, Squeeze::Reads),
+    ("", Some('T'), true, Squeeze::Other),
+    ("threads", None, true, Squeeze::Other),
+    ("", Some('B'), true, Squeeze::Other),
+    ("", Some('M'), true, Squeeze::Other),
+    ("memory", None, true, Squeeze::Other),
+    ("memlimit", None, true, Squeeze::Other),
+    ("memlimit-decompress", None, true, Squeeze::Other),
+    ("", Some('b'), true, Squeeze::Other),
+    ("", Some('e'), true, Squeeze::Other),
+    ("", Some('i'), true, Squeeze::Other),
+    ("", Some('S'), false, Squeeze::Other),
+    ("", Some('C'), false, Squeeze::Other),
+    ("check", None, false, Squeeze::Other),
+    ("no-check", None, false, Squeeze::Other),
+    ("quiet", Some('q'), false, Squeeze::Other),
+    ("verbose", Some('v'), false, Squeeze::Other),
+    ("help", Some('h'), false, Squeeze::Other),
+    ("", Some('H'), false, Squeeze::Other),
+    ("version", Some('V'), false, Squeeze::Other),
+    ("ultra", None, false, Squeeze::Other),
+    ("fast", None, false, Squeeze::Other),
+    ("long", None, false, Squeeze::Other),
+    ("adapt", None, false, Squeeze::Other),
+    ("rsyncable", None, false, Squeeze::Other),
+    ("sparse", None, false, Squeeze::Other),
+    ("no-progress", None, false, Squeeze::Other),
+    ("progress", None, false, Squeeze::Other),
+    ("content-size", None, false, Squeeze::Other),
+    ("exclude-compressed", None, false, Squeeze::Other),
+    ("single-thread", None, false, Squeeze::Other),
+    ("auto-threads", None, true, Squeeze::Other),
+    ("format", None, true, Squeeze::Other),
+    ("stream-size", None, true, Squeeze::Other),
+    ("size-hint", None, true, Squeeze::Other),
+    ("pass-through", None, false, Squeeze::Other),
+    ("mmap-dict", None, false, Squeeze::Other),
+    ("asyncio", None, false, Squeeze::Other),
+    ("priority", None, true, Squeeze::Other),
+    ("show-default-cparams", None, false, Squeeze::Other),
+    ("trace", None, true, Squeeze::Names),
+    ("train", None, false, Squeeze::Names),
+    ("best", None, false, Squeeze::Other),
+]);
+
+const LZ4_TABLE: [Spec<Squeeze>; 38] = with_levels([
+    ("compress", Some('z'), false, Squeeze::Compress),
+    ("decompress", Some('d'), false, Squeeze::Decompress),
+    ("uncompress", None, false, Squeeze::Decompress),
+    ("stdout", Some('c'), false, Squeeze::Stdout),
+    ("to-stdout", None, false, Squeeze::Stdout),
+    ("keep", Some('k'), false, Squeeze::Keep),
+    ("rm", None, false, Squeeze::Remove),
+    ("force", Some('f'), false, Squeeze::Other),
+    ("test", Some('t'), false, Squeeze::Test),
+    ("list", None, false, Squeeze::List),
+    ("multiple", Some('m'), false, Squeeze::Multiple),
+    ("", Some('r'), false, Squeeze::Recursive),
+    ("", Some('D'), true, Squeeze::Reads),
+    ("", Some('B'), true, Squeeze::Other),
+    ("", Some('T'), true, Squeeze::Other),
+    ("", Some('l'), false, Squeeze::Other),
+    ("quiet", Some('q'), false, Squeeze::Other),
+    ("verbose", Some('v'), false, Squeeze::Other),
+    ("help", Some('h'), false, Squeeze::Other),
+    ("", Some('H'), false, Squeeze::Other),
+    ("version", Some('V'), false, Squeeze::Other),
+    ("best", None, false, Squeeze::Other),
+    ("fast", None, false, Squeeze::Other),
+    ("content-size", None, false, Squeeze::Other),
+    ("sparse", None, false, Squeeze::Other),
+    ("no-frame-crc", None, false, Squeeze::Other),
+    ("favor-decSpeed", None, false, Squeeze::Other),
+    ("", Some('S'), false, Squeeze::Other),
+]);
+
+const BROTLI_TABLE: [Spec<Squeeze>; 26] = with_levels([
+    ("stdout", Some('c'), false, Squeeze::Stdout),
+    ("decompress", Some('d'), false, Squeeze::Decompress),
+    ("force", Some('f'), false, Squeeze::Other),
+    ("rm", Some('j'), false, Squeeze::Remove),
+    ("keep", Some('k'), false, Squeeze::Keep),
+    ("no-copy-stat", Some('n'), false, Squeeze::Other),
+    ("test", Some('t'), false, Squeeze::Test),
+    ("verbose", Some('v'), false, Squeeze::Other),
+    ("quality", Some('q'), true, Squeeze::Other),
+    ("lgwin", Some('w'), true, Squeeze::Other),
+    ("large_window", None, true, Squeeze::Other),
+    ("output", Some('o'), true, Squeeze::Output),
+    ("suffix", Some('S'), true, Squeeze::Suffix),
+    ("best", Some('Z'), false, Squeeze::Other),
+    ("help", Some('h'), false, Squeeze::Other),
+    ("version", Some('V'), false, Squeeze::Other),
+]);
+
+/// The suffixes a decompressor takes off, each with what it puts instead (`.txz`: `.tar`).
+type Suffixes = &'static [(&'static str, &'static str)];
+
+/// The compressors [`compressor`] reads: each name's family.
+fn compressor_family(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "xz" | "unxz" | "xzcat" | "lzma" | "unlzma" | "lzcat" => "xz",
+        "bzip2" | "bunzip2" | "bzcat" => "bzip2",
+        "zstd" | "unzstd" | "zstdcat" | "zstdmt" => "zstd",
+        "lz4" | "unlz4" | "lz4cat" => "lz4",
+        "brotli" | "unbrotli" => "brotli",
+        _ => return None,
+    })
+}
+
+/// Whether `name` is a compressor other than gzip whose files [`file_uses`] reads (`xz`,
+/// `lzma`, `bzip2`, `zstd`, `lz4`, `brotli`, their `un…` and `…cat` names).
+pub fn is_compressor(name: &str) -> bool {
+    compressor_family(name).is_some()
+}
+
+/// The files the compressor `name` (`xz`, `lzma`, `bzip2`, `zstd`, `lz4`, `brotli`, and
+/// their `un…`/`…cat` names) reads and writes: each operand is read; unless the output goes
+/// to standard output (`-c`, `…cat`) or nothing is written (`-t`, `-l`), the compressed (or
+/// decompressed) file beside it is written (`FILE.xz`, `FILE` for `FILE.xz`; `-S` gives the
+/// suffix; `zstd`/`brotli -o F` and `lz4 IN OUT` name it), and the operand is removed:
+/// `xz`, `lzma` and `bzip2` remove it unless `-k`, `zstd`, `lz4` and `brotli` only with
+/// `--rm` (`brotli -j`). With `-r`, each directory's files are so.
+fn compressor(name: &str, words: &[Word]) -> Option<FileUses> {
+    let family = compressor_family(name)?;
+    let (table, suffix, suffixes): (&'static [Spec<Squeeze>], &str, Suffixes) = match family {
+        "xz" if name.contains("lz") => (
+            &XZ_TABLE,
+            ".lzma",
+            &[
+                (".lzma", ""),
+                (".tlz", ".tar"),
+                (".xz", ""),
+                (".txz", ".tar"),
+            ],
+        ),
+        "xz" => (
+            &XZ_TABLE,
+            ".xz",
+            &[
+                (".xz", ""),
+                (".txz", ".tar"),
+                (".lzma", ""),
+                (".tlz", ".tar"),
+            ],
+        ),
+        "bzip2" => (
+            &BZIP2_TABLE,
+            ".bz2",
+            &[
+                (".bz2", ""),
+                (".bz", ""),
+                (".tbz2", ".tar"),
+                (".tbz", ".tar"),
+            ],
+        ),
+        "zstd" => (
+            &ZSTD_TABLE,
+            ".zst",
+            &[
+                (".zst", ""),
+                (".tzst", ".tar"),
+                (".gz", ""),
+                (".tgz", ".tar"),
+                (".xz", ""),
+                (".txz", ".tar"),
+                (".lzma", ""),
+                (".lz4", ""),
+                (".tlz4", ".tar"),
+            ],
+        ),
+        "lz4" => (&LZ4_TABLE, ".lz4", &[(".lz4", ""), (".tlz4", ".tar")]),
+        _ => (&BROTLI_TABLE, ".br", &[(".br", "")]),
+    };
+    let syntax = Syntax {
+        table,
+        long_equals: true,
+        old_style: false,
+    };
+    let parsed = parse(words, &syntax);
+    let mut out = FileUses::default();
+    let on = |k: Squeeze| parsed.given(k);
+    let decompress = (name.starts_with("un") || name == "bunzip2" || on(Squeeze::Decompress))
+        && !parsed.is_on(Squeeze::Compress, Some(Squeeze::Decompress));
+    let to_stdout = name.ends_with("cat") || on(Squeeze::Stdout);
+    let writes = !(to_stdout || on(Squeeze::List) || on(Squeeze::Test));
+    let removes = writes
+        && if matches!(family, "xz" | "bzip2") {
+            !parsed.is_on(Squeeze::Keep, None)
+        } else {
+            parsed.is_on(Squeeze::Remove, Some(Squeeze::Keep))
+        };
+    let mut suffix = suffix.to_owned();
+    let mut given_suffix = false;
+    let mut output: Option<Word> = None;
+    let mut output_dir: Option<Word> = None;
+    let mut operands = Vec::new();
+    for item in &parsed.items {
+        match item {
+            Item::Unknown(what) => out.unknown(format!("what {name} does with {what}")),
+            Item::Opt(Squeeze::Suffix, Some(w)) => {
+                if let Some(v) = &w.value {
+                    suffix.clone_from(v);
+                    given_suffix = true;
+                } else {
+                    out.unknown(format!("the files {name} writes with the suffix {}", w.raw));
+                }
+            }
+            Item::Opt(Squeeze::Output, Some(w)) => output = Some(w.clone()),
+            Item::Opt(Squeeze::OutputDir, Some(w)) => output_dir = Some(w.clone()),
+            Item::Opt(Squeeze::Reads, Some(w)) => out.file(w, PathUse::Read),
+            Item::Opt(Squeeze::Names, _) => {
+                out.unknown(format!("the files whose names {name} reads from a list"));
+            }
+            Item::Operand(w) => operands.push(w.clone()),
+            _ => {}
+        }
+    }
+    // `lz4 IN OUT`: the second operand is the output.
+    if family == "lz4" && !on(Squeeze::Multiple) && !on(Squeeze::Recursive) && operands.len() == 2 {
+        output = operands.pop();
+    }
+    if writes {
+        if let Some(o) = &output {
+            out.file(o, PathUse::Write);
+        }
+        if let Some(dir) = &output_dir {
+            out.fill(dir.clone());
+        }
+    }
+    for w in &operands {
+        out.file(w, PathUse::Read);
+        if !writes || w.value.as_deref() == Some("-") {
+            continue;
+        }
+        if removes {
+            out.file(w, PathUse::Write);
+        }
+        if on(Squeeze::Recursive) {
+            out.fill(w.clone());
+            continue;
+        }
+        if output.is_some() || output_dir.is_some() {
+            continue;
+        }
+        let Some(v) = w.value.as_deref() else {
+            out.unknown(format!("what {name} writes beside {}", w.raw));
+            continue;
+        };
+        let beside = if !decompress {
+            Some(format!("{v}{suffix}"))
+        } else if given_suffix {
+            v.strip_suffix(suffix.as_str()).map(str::to_owned)
+        } else {
+            suffixes
+                .iter()
+                .find_map(|(s, then)| v.strip_suffix(s).map(|base| format!("{base}{then}")))
+                // bunzip2 names what it cannot name otherwise `FILE.out`.
+                .or_else(|| (family == "bzip2").then(|| format!("{v}.out")))
+        };
+        if let Some(beside) = beside {
+            out.write(settled(beside, w));
+        }
+    }
+    Some(out)
 }
 
 /// Whether an `scp` operand names a file on another host (`host:path`, `user@host:`,

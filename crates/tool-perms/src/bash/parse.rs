@@ -133,6 +133,14 @@ pub struct Redirect {
     /// Other directories it may run in (an earlier `cd` may have failed): relative targets
     /// are checked against every one.
     pub other_cwds: Vec<Option<String>>,
+    /// It empties its target before writing (`>`, `>|`, `&>`; not `>>` nor `<>`).
+    pub truncates: bool,
+    /// What the statement it is in is fed, as [`SimpleCommand::fed_by`] says for a command
+    /// (`for f in $(find …); do : > "$f"; done`).
+    pub fed_by: Option<Vec<Word>>,
+    /// The placeholder find or xargs fill in the script it is in
+    /// ([`SimpleCommand::placeholder`]: `-exec sh -c ': > {}' \;`).
+    pub placeholder: Option<String>,
 }
 
 /// A simple command: assignments, words (name first), as written.
@@ -169,6 +177,17 @@ pub struct SimpleCommand {
     /// "$(find …)"`), and the find whose `-exec` runs the shell script it is in (`-exec sh -c
     /// 'rm "$1"' _ {} \;`, that action made `-print`).
     pub fed_by: Option<Vec<Word>>,
+    /// The commands whose output its other operands that are one substitution each are,
+    /// after the one [`fed_by`](Self::fed_by) names (`rm $(find . -name '*.pyc') $(find .
+    /// -name main)`), and those of a `for` list's other substitutions (`for f in $(find A)
+    /// $(find B)`).
+    pub also_fed_by: Vec<Vec<Word>>,
+    /// The placeholder that find or xargs replace with what they give it, in its own words
+    /// when they run it ([`filled_in_place`](Self::filled_in_place): `X` in `xargs -I X rm
+    /// X`, `{` for parallel's replacement strings), or in the text of the shell script this
+    /// command is in (`{}` in `-exec sh -c 'rm {}' \;`, `%` in `xargs -I% sh -c 'rm %'`): a
+    /// word holding it is what it is fed.
+    pub placeholder: Option<String>,
     /// Run by `xargs`, `parallel` or `xe` (directly or behind wrappers): its appended
     /// arguments are what it reads, from its standard input or a file (`-a`), or is given
     /// after `:::`, not what `find -exec` found.
@@ -516,7 +535,8 @@ fn passes_lines_on(words: &[Word]) -> bool {
             if takes_value.contains(&option) {
                 args.next();
             }
-        } else {
+        } else if v != "-" {
+            // (`-` is its standard input: `cat -` passes it on.)
             operands += 1;
         }
     }
@@ -596,6 +616,139 @@ pub(super) fn effective_part(cmd: &SimpleCommand) -> &[Word] {
 /// word is computed or there is none.
 fn program_of(words: &[Word]) -> Option<&str> {
     words.first().and_then(|w| w.value.as_deref()).map(basename)
+}
+
+/// The command substitution the word `node` is, alone or alone in double quotes (`$(cmd)`,
+/// `` `cmd` ``, `"$(cmd)"`), or after a fixed `./` (`./$(cmd)`, `"./$(cmd)"`, `././$(cmd)`,
+/// `./"$(cmd)"`), which names the same files. `src` is the text the tree was parsed from.
+fn fed_substitution<'t>(node: Node<'t>, src: &[u8]) -> Option<Node<'t>> {
+    if let Some(only) = only_substitution(node) {
+        return Some(only);
+    }
+    let (substitution, end) = match node.kind() {
+        "concatenation" => {
+            let mut cursor = node.walk();
+            let last = node.named_children(&mut cursor).last()?;
+            (only_substitution(last)?, last.end_byte())
+        }
+        "string" => {
+            let mut cursor = node.walk();
+            let last = node.named_children(&mut cursor).last()?;
+            (last.kind() == "command_substitution").then_some(())?;
+            (last, last.end_byte() + 1)
+        }
+        _ => return None,
+    };
+    if end != node.end_byte() {
+        return None;
+    }
+    let before = src.get(node.start_byte()..substitution.start_byte())?;
+    let before = before.strip_prefix(b"\"").unwrap_or(before);
+    let mut rest = before.strip_suffix(b"\"").unwrap_or(before);
+    if rest.is_empty() {
+        return None;
+    }
+    while let Some(after) = rest.strip_prefix(b"./") {
+        rest = after;
+    }
+    rest.is_empty().then_some(substitution)
+}
+
+/// Whether `words` only print what they are given through variables (`printf '%s\n' "$@"`,
+/// `echo "$f"`): what they print is what feeds those variables.
+fn echoes_its_variables(words: &[Word]) -> bool {
+    let variable = |w: &Word| {
+        let text = w.raw.trim_matches('"');
+        let name = text
+            .strip_prefix("${")
+            .and_then(|t| t.strip_suffix('}'))
+            .or_else(|| text.strip_prefix('$'));
+        w.value.is_none()
+            && name.is_some_and(|n| {
+                matches!(n, "@" | "*")
+                    || (!n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            })
+    };
+    let args: &[Word] = match program_of(words) {
+        Some("printf") => match words.get(1) {
+            // The format, a plain one that prints each as it is.
+            Some(format) if format.value.as_deref().is_some_and(|f| !f.starts_with('-')) => {
+                &words[2..]
+            }
+            _ => return false,
+        },
+        Some("echo") => {
+            let options = words[1..]
+                .iter()
+                .take_while(|w| matches!(w.value.as_deref(), Some("-n" | "-e" | "-E")))
+                .count();
+            &words[1 + options..]
+        }
+        _ => return false,
+    };
+    !args.is_empty() && args.iter().all(variable)
+}
+
+/// Gives a command (or a redirection) fed by `fed` (and `also`) what `feeds` print: the
+/// first is what feeds it, the others also do. One fed already keeps what feeds it, unless
+/// that only prints what it is given through variables ([`echoes_its_variables`]: `printf
+/// '%s\n' "$@" | xargs rm` in a script find runs, `echo "$f" | xargs rm` in a loop over
+/// find's output): then what feeds those feeds it.
+fn feed_one(fed: &mut Option<Vec<Word>>, also: &mut Vec<Vec<Word>>, feeds: &[Vec<Word>]) {
+    let Some((first, others)) = feeds.split_first() else {
+        return;
+    };
+    if fed.as_deref().is_none_or(echoes_its_variables) {
+        *fed = Some(first.clone());
+        also.extend(others.iter().cloned());
+    }
+}
+
+/// Whether the statement `node` is one simple command, also with its output or errors
+/// redirected (`find ~ 2>/dev/null`) or alone in a subshell (`(find …)`).
+fn is_one_command(node: Node<'_>) -> bool {
+    match node.kind() {
+        "command" => true,
+        "redirected_statement" => node.child_by_field_name("body").is_some_and(is_one_command),
+        "subshell" => {
+            let mut cursor = node.walk();
+            let mut statements = node
+                .named_children(&mut cursor)
+                .filter(|c| c.kind() != "comment");
+            statements.next().is_some_and(is_one_command) && statements.next().is_none()
+        }
+        _ => false,
+    }
+}
+
+/// `words` from the program the wrappers before it run as it is (`command find`, `env
+/// find`, `nice -n 5 find`, `sudo find`): their options, numbers and `NAME=value` words
+/// skipped; the last word stays.
+pub fn behind_wrappers(words: &[Word]) -> &[Word] {
+    let mut words = words;
+    while let [first, rest @ ..] = words
+        && !rest.is_empty()
+        && let Some(v) = first.value.as_deref()
+    {
+        let wrapper = matches!(
+            basename(v),
+            "sudo"
+                | "doas"
+                | "env"
+                | "nice"
+                | "nohup"
+                | "command"
+                | "busybox"
+                | "timeout"
+                | "stdbuf"
+                | "ionice"
+        );
+        if !(wrapper || v.starts_with('-') || v.parse::<f64>().is_ok() || v.contains('=')) {
+            break;
+        }
+        words = rest;
+    }
+    words
 }
 
 /// The command substitution the word `node` is, alone or alone in double quotes (`$(cmd)`,
@@ -1339,6 +1492,8 @@ impl Walker<'_> {
             transparent: false,
             piped_input: self.piped,
             fed_by: None,
+            also_fed_by: Vec::new(),
+            placeholder: self.placeholder(),
             run_by_xargs: false,
             set_by_loops: self.loop_vars.clone(),
         });
@@ -1376,6 +1531,7 @@ impl Walker<'_> {
                 let mut producer: Option<Vec<Word>> = None;
                 for (i, stage) in stages.into_iter().enumerate() {
                     let start = self.out.commands.len();
+                    let redirects = self.out.redirects.len();
                     self.piped = (outer || i > 0) && !(last_redirected && i == last);
                     if i == last && i > 0 && self.out.lastpipe {
                         // Whether the option is on when this runs is not known (the line may
@@ -1388,11 +1544,8 @@ impl Walker<'_> {
                     } else {
                         self.in_subshell(|w| w.walk(stage));
                     }
-                    let end = self.out.commands.len();
                     if let Some(words) = &producer {
-                        for c in &mut self.out.commands[start..end] {
-                            c.fed_by.get_or_insert_with(|| words.clone());
-                        }
+                        self.feed(start, redirects, std::slice::from_ref(words));
                     }
                     let words = self.one_command_words(stage, start);
                     // A stage that prints some of the lines it reads, as they came (`sort`,
@@ -1443,6 +1596,7 @@ impl Walker<'_> {
                 // output its standard input is (`done < <(find …)`, `<<< "$(find …)"`).
                 let mut body: Option<(usize, usize)> = None;
                 let mut fed: Option<Vec<Word>> = None;
+                let redirects = self.out.redirects.len();
                 for child in children {
                     let start = self.out.commands.len();
                     match child.kind() {
@@ -1474,7 +1628,15 @@ impl Walker<'_> {
                 if let (Some(words), Some((from, to))) = (fed, body) {
                     let to = to.min(self.out.commands.len());
                     for c in &mut self.out.commands[from.min(to)..to] {
-                        c.fed_by.get_or_insert_with(|| words.clone());
+                        feed_one(
+                            &mut c.fed_by,
+                            &mut c.also_fed_by,
+                            std::slice::from_ref(&words),
+                        );
+                    }
+                    let fed_redirects = self.out.redirects.len();
+                    for r in &mut self.out.redirects[redirects.min(fed_redirects)..] {
+                        feed_one(&mut r.fed_by, &mut Vec::new(), std::slice::from_ref(&words));
                     }
                 }
                 self.piped = outer_piped;
@@ -1589,42 +1751,45 @@ impl Walker<'_> {
                 // A `for` over one substitution (`for f in $(find …)`) takes its variable's
                 // words from what the substitution's command prints: the commands of its body
                 // are fed by it, as those of a `while read` loop a pipeline feeds are.
-                let over_substitution = {
+                // Each substitution among its words feeds them (`for f in a $(find …)`,
+                // `for f in $(find A) $(find B)`).
+                let over_substitutions: Vec<(Node<'_>, Node<'_>)> = {
                     let mut cursor = node.walk();
                     let listed: Vec<Node<'_>> =
                         node.children_by_field_name("value", &mut cursor).collect();
-                    match listed[..] {
-                        [only] if node.kind() == "for_statement" => {
-                            only_substitution(only).map(|substitution| (only, substitution))
-                        }
-                        _ => None,
-                    }
+                    listed
+                        .into_iter()
+                        .filter(|_| node.kind() == "for_statement")
+                        .filter_map(|value| {
+                            fed_substitution(value, self.src)
+                                .map(|substitution| (value, substitution))
+                        })
+                        .collect()
                 };
-                match over_substitution {
-                    Some((value, substitution)) => {
-                        let mut cursor = node.walk();
-                        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
-                        let mut fed: Option<(Vec<Word>, usize)> = None;
-                        for child in children {
-                            let start = self.out.commands.len();
-                            self.pipeline_output = None;
-                            self.walk(child);
-                            if child == value {
-                                fed = self
-                                    .substitution_output(substitution, start)
-                                    .map(|words| (words, self.out.commands.len()));
-                            }
-                            if let Some(failed) = self.cd_failed.take() {
-                                self.dirs = union(&self.dirs, &failed);
-                            }
+                if over_substitutions.is_empty() {
+                    self.walk_children(node);
+                } else {
+                    let mut cursor = node.walk();
+                    let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                    let mut feeds: Vec<Vec<Word>> = Vec::new();
+                    let mut body = (self.out.commands.len(), self.out.redirects.len());
+                    for child in children {
+                        let start = self.out.commands.len();
+                        self.pipeline_output = None;
+                        self.walk(child);
+                        if let Some((_, substitution)) =
+                            over_substitutions.iter().find(|(value, _)| *value == child)
+                        {
+                            feeds.extend(self.substitution_output(*substitution, start));
+                            body = (self.out.commands.len(), self.out.redirects.len());
                         }
-                        if let Some((words, from)) = fed {
-                            for c in self.out.commands.iter_mut().skip(from) {
-                                c.fed_by.get_or_insert_with(|| words.clone());
-                            }
+                        if let Some(failed) = self.cd_failed.take() {
+                            self.dirs = union(&self.dirs, &failed);
                         }
                     }
-                    None => self.walk_children(node),
+                    if !feeds.is_empty() {
+                        self.feed(body.0, body.1, &feeds);
+                    }
                 }
                 if loop_var.is_some() {
                     self.loop_vars.pop();
@@ -2100,11 +2265,15 @@ impl Walker<'_> {
             "<&" | "<&-" | ">&-" => RedirectKind::FdDup,
             _ => RedirectKind::Write,
         };
+        let truncates = kind == RedirectKind::Write && matches!(op.as_str(), ">" | ">|" | "&>");
         self.out.redirects.push(Redirect {
             kind,
             target,
             cwd: self.dir_fields().0,
             other_cwds: self.dir_fields().1,
+            truncates,
+            fed_by: None,
+            placeholder: self.placeholder(),
         });
     }
 
@@ -2139,13 +2308,26 @@ impl Walker<'_> {
     /// output or errors redirected (`find ~ 2>/dev/null`), whose walk from command `start`
     /// on recorded that command alone: what it prints is that command's.
     fn one_command_words(&self, node: Node<'_>, start: usize) -> Option<Vec<Word>> {
-        let one_command = node.kind() == "command"
-            || (node.kind() == "redirected_statement"
-                && node
-                    .child_by_field_name("body")
-                    .is_some_and(|b| b.kind() == "command"));
-        (one_command && self.out.commands.len() == start + 1)
+        (is_one_command(node) && self.out.commands.len() == start + 1)
             .then(|| self.out.commands[start].words.clone())
+    }
+
+    /// Feeds the commands from `commands` on and the redirections from `redirects` on with
+    /// what `feeds` print ([`SimpleCommand::fed_by`], [`SimpleCommand::also_fed_by`]):
+    /// [`feed_one`].
+    fn feed(&mut self, commands: usize, redirects: usize, feeds: &[Vec<Word>]) {
+        for c in self.out.commands.iter_mut().skip(commands) {
+            feed_one(&mut c.fed_by, &mut c.also_fed_by, feeds);
+        }
+        for r in self.out.redirects.iter_mut().skip(redirects) {
+            feed_one(&mut r.fed_by, &mut Vec::new(), feeds);
+        }
+    }
+
+    /// The placeholder of the find or xargs whose script is walked now, when known
+    /// ([`SimpleCommand::placeholder`]).
+    fn placeholder(&self) -> Option<String> {
+        self.fills.last().cloned().flatten()
     }
 
     /// The words of the one simple command whose output the substitution `node` is
@@ -2171,7 +2353,7 @@ impl Walker<'_> {
     /// nothing but the command substitution walked last (`$(find …)`, `` `find …` ``,
     /// `"$(find …)"`; [`Walker::substituted`]).
     fn substituted_output(&self, node: Node<'_>) -> Option<Vec<Word>> {
-        let substitution = only_substitution(node)?;
+        let substitution = fed_substitution(node, self.src)?;
         self.substituted
             .as_ref()
             .filter(|(id, _)| *id == substitution.id())
@@ -2365,9 +2547,9 @@ impl Walker<'_> {
         // Where the last word pushed ends: a word that starts right there is the same bash
         // word, which tree-sitter split (`{\x,.env}` read as `{` and `\x,.env}`).
         let mut last_end: Option<usize> = None;
-        // The command whose output operands that are one substitution each are (`rm
-        // $(find …)`): the first find's, else the first one's.
-        let mut fed: Option<Vec<Word>> = None;
+        // The commands whose output operands that are one substitution each are (`rm
+        // $(find …)`, `rm ./$(find …)`).
+        let mut feeds: Vec<Vec<Word>> = Vec::new();
         // The command whose output its standard input is (`xargs rm <<< "$(find …)"`).
         let mut stdin_fed: Option<Vec<Word>> = None;
         for child in children {
@@ -2446,12 +2628,7 @@ impl Walker<'_> {
                 }
                 _ => {
                     self.scan_word(child);
-                    if let Some(output) = self.substituted_output(child)
-                        && fed.as_deref().and_then(program_of) != Some("find")
-                        && (fed.is_none() || program_of(&output) == Some("find"))
-                    {
-                        fed = Some(output);
-                    }
+                    feeds.extend(self.substituted_output(child));
                     if self.line_break_in_word(child) {
                         self.complex(LINE_BREAK_IN_WORD);
                     }
@@ -2486,6 +2663,13 @@ impl Walker<'_> {
             }
             return;
         }
+        // The first find's is what feeds it, the others also do.
+        let first = feeds
+            .iter()
+            .position(|f| program_of(behind_wrappers(f)) == Some("find"))
+            .unwrap_or(0);
+        let fed = (!feeds.is_empty()).then(|| feeds.remove(first));
+        let also_fed = feeds;
         let cmd = SimpleCommand {
             assignments,
             words,
@@ -2496,6 +2680,8 @@ impl Walker<'_> {
             transparent: false,
             piped_input: self.piped,
             fed_by: fed,
+            also_fed_by: also_fed,
+            placeholder: self.placeholder(),
             run_by_xargs: false,
             set_by_loops: self.loop_vars.clone(),
         };
@@ -2505,7 +2691,11 @@ impl Walker<'_> {
         // What it runs reads that input too (`xargs rm`'s `rm`).
         if let Some(words) = stdin_fed {
             for c in self.out.commands.iter_mut().skip(start) {
-                c.fed_by.get_or_insert_with(|| words.clone());
+                feed_one(
+                    &mut c.fed_by,
+                    &mut c.also_fed_by,
+                    std::slice::from_ref(&words),
+                );
             }
         }
     }
@@ -2797,11 +2987,10 @@ impl Walker<'_> {
                 _ => None,
             };
             let start = self.out.commands.len();
+            let redirects = self.out.redirects.len();
             self.run_inner(inner, 0, in_shell && k == 0);
             if let Some(producer) = handed {
-                for c in self.out.commands.iter_mut().skip(start + 1) {
-                    c.fed_by.get_or_insert_with(|| producer.clone());
-                }
+                self.feed(start + 1, redirects, std::slice::from_ref(&producer));
             }
         }
         self.xargs_runs = outer_runner;
@@ -2855,6 +3044,10 @@ impl Walker<'_> {
             }
             Inner::Command(words, fill) => {
                 let filled_in_place = matches!(fill, Fill::InPlace(_));
+                let own_placeholder = match &fill {
+                    Fill::InPlace(p) => p.clone(),
+                    Fill::Appended => None,
+                };
                 let c = SimpleCommand {
                     assignments: Vec::new(),
                     words,
@@ -2865,6 +3058,8 @@ impl Walker<'_> {
                     transparent: false,
                     piped_input: true,
                     fed_by: None,
+                    also_fed_by: Vec::new(),
+                    placeholder: own_placeholder,
                     run_by_xargs: self.xargs_runs,
                     set_by_loops: self.loop_vars.clone(),
                 };
@@ -3126,12 +3321,29 @@ impl Walker<'_> {
                 self.out.incomplete.push(why);
             }
         }
+        // What find or xargs fill in the script's text is what its words holding the
+        // placeholder are ([`SimpleCommand::placeholder`]).
+        // (In a script parallel runs, the argument stands where `"$PARALLEL_ARG"` is.)
+        let placeholder = self.placeholder();
+        let holds = |w: &Word| w.raw.contains(PARALLEL_ARG);
         for mut c in nested.commands {
             rebase(&mut c.cwd, &mut c.other_cwds);
+            if c.placeholder.is_none() {
+                c.placeholder = match &placeholder {
+                    None if c.words.iter().any(holds) => Some(PARALLEL_ARG.to_owned()),
+                    _ => placeholder.clone(),
+                };
+            }
             self.out.commands.push(c);
         }
         for mut r in nested.redirects {
             rebase(&mut r.cwd, &mut r.other_cwds);
+            if r.placeholder.is_none() {
+                r.placeholder = match &placeholder {
+                    None if holds(&r.target) => Some(PARALLEL_ARG.to_owned()),
+                    _ => placeholder.clone(),
+                };
+            }
             self.out.redirects.push(r);
         }
         for why in nested.complex {
@@ -3552,6 +3764,10 @@ fn parallel_replacements(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// Where the argument goes in a script GNU parallel runs, as analysed
+/// ([`parallel_payload`]).
+const PARALLEL_ARG: &str = "\"$PARALLEL_ARG\"";
+
 /// What GNU parallel runs (`words` starts with `parallel`): its command, the words before
 /// `:::`/`::::` (or all of them when its arguments come from its input), run through a shell
 /// once for each argument, which takes the place of a replacement string (`{}`, `{.}`, …)
@@ -3744,12 +3960,13 @@ fn parallel_command(command: &[Word], quote: bool, replace: Option<&Option<Strin
             continue;
         }
         script.push_str(&text[at..a]);
-        script.push_str("\"$PARALLEL_ARG\"");
+        script.push_str(PARALLEL_ARG);
         at = b;
     }
     script.push_str(&text[at..]);
     if ranges.is_empty() {
-        script.push_str(" \"$PARALLEL_ARG\"");
+        script.push(' ');
+        script.push_str(PARALLEL_ARG);
     }
     vec![Inner::Script(script)]
 }

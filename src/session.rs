@@ -283,24 +283,81 @@ pub type McpConnecting = std::pin::Pin<Box<dyn std::future::Future<Output = Vec<
 /// The transcript's file name in the session's directory.
 pub(crate) const TRANSCRIPT_FILE: &str = "transcript.jsonl";
 
+/// Where the session's large tool results are saved, in its directory.
+const RESULTS_DIR: &str = "tool-results";
+
+/// Where the MCP servers' binary resources are saved, in the session's directory.
+const MCP_RESOURCES_DIR: &str = "mcp-resources";
+
 /// The hooks' environment file (`CLAUDE_ENV_FILE`) `agent` creates in the session's
 /// directory.
 pub(crate) const SESSION_ENV_FILE: &str = "session-env.sh";
 
 /// Removes the session's directory when the session ends with nothing saved in it (an
 /// empty hooks' environment file or transcript does not count), so such a session leaves
-/// nothing behind.
+/// nothing behind. While the session is open its directory is listed for
+/// [`remove_session_dirs_before_exit`].
 struct SessionDir(PathBuf);
+
+/// The directories of the sessions open in this process ([`SessionDir`]).
+static OPEN_SESSION_DIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+impl SessionDir {
+    fn new(dir: PathBuf) -> Self {
+        open_session_dirs().push(dir.clone());
+        Self(dir)
+    }
+}
 
 impl Drop for SessionDir {
     fn drop(&mut self) {
-        for name in [SESSION_ENV_FILE, TRANSCRIPT_FILE] {
-            let file = self.0.join(name);
-            if std::fs::metadata(&file).is_ok_and(|m| m.is_file() && m.len() == 0) {
-                let _ = std::fs::remove_file(&file);
+        open_session_dirs().retain(|dir| *dir != self.0);
+        remove_if_nothing_saved(&self.0);
+    }
+}
+
+fn open_session_dirs() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    OPEN_SESSION_DIRS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Removes `dir`, a session's directory, when nothing is saved in it: its empty hooks'
+/// environment file and transcript go first, and its results and MCP resources directories
+/// when they are empty.
+fn remove_if_nothing_saved(dir: &Path) {
+    for name in [SESSION_ENV_FILE, TRANSCRIPT_FILE] {
+        let file = dir.join(name);
+        if std::fs::metadata(&file).is_ok_and(|m| m.is_file() && m.len() == 0) {
+            let _ = std::fs::remove_file(&file);
+        }
+    }
+    for name in [RESULTS_DIR, MCP_RESOURCES_DIR] {
+        let _ = std::fs::remove_dir(dir.join(name));
+    }
+    let _ = std::fs::remove_dir(dir);
+}
+
+/// What the sessions' destructors would have done, for a command about to exit on the spot
+/// (`std::process::exit`, which runs none: a second signal, the last resort after one,
+/// output nobody reads): the directory of each session still open is removed when nothing
+/// is saved in it, after the scratch files of this process's shell commands in it
+/// (`toolwright-bash-PID-N-cwd`, where a command writes the directory it ended in), which
+/// their own destructors remove once the command is over.
+pub(crate) fn remove_session_dirs_before_exit() {
+    let dirs = open_session_dirs().clone();
+    let scratch = format!("toolwright-bash-{}-", std::process::id());
+    for dir in dirs {
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with(&scratch) && name.ends_with("-cwd") {
+                    let _ = std::fs::remove_file(entry.path());
+                }
             }
         }
-        let _ = std::fs::remove_dir(&self.0);
+        remove_if_nothing_saved(&dir);
     }
 }
 
@@ -834,6 +891,9 @@ impl Session {
                 )
             })?
             .keep();
+        // Removed (when nothing is saved in it) if the session is abandoned before it is
+        // open, too: a signal while the MCP servers connect drops this future.
+        let dir_guard = SessionDir::new(session_dir.clone());
         let options_in_background = options.connect_mcp_in_background;
         let (tools_changed_tx, tools_changed) = tokio::sync::watch::channel(());
         let mut mcp_connecting: Option<McpConnecting> = None;
@@ -841,7 +901,7 @@ impl Session {
             None
         } else {
             let mut options = tools_mcp::McpOptions::from_env(&cwd);
-            options.blob_dir = Some(session_dir.join("mcp-resources"));
+            options.blob_dir = Some(session_dir.join(MCP_RESOURCES_DIR));
             options.additional_directories = permission.additional_working_directories.clone();
             options.on_tools_changed = Some(Arc::new(move |_server: &str| {
                 tools_changed_tx.send_replace(());
@@ -897,7 +957,7 @@ impl Session {
             .with_project_dir(&cwd)
             .with_transcript_path(&transcript_path)
             .with_rule_matcher(Arc::clone(&rule_matcher) as Arc<dyn tool_hooks::RuleMatcher>);
-        let results_dir = session_dir.join("tool-results");
+        let results_dir = session_dir.join(RESULTS_DIR);
         let ctx = ToolUseContext::new(&cwd)
             .with_tools(tools)
             .with_permission(permission)
@@ -923,7 +983,7 @@ impl Session {
             current_tools,
             tools_changed,
             transcript_path,
-            _dir: SessionDir(session_dir),
+            _dir: dir_guard,
         })
     }
 }

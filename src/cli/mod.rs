@@ -136,8 +136,7 @@ pub(crate) const OUTPUT_STALL_GRACE: Duration = Duration::from_secs(5);
 /// Output that moves at least once every [`OUTPUT_STALL_GRACE`] (a piece of at most
 /// [`WRITE_PIECE`] bytes) is waited for, however long it takes in all.
 pub(crate) fn exit_when_output_stalls_after_a_signal() {
-    let mut signals = Signals::install();
-    tokio::spawn(async move {
+    watch_signals(|mut signals| async move {
         let mut code = signals.next().await;
         // Per stream: the bytes written when it last moved (or had no write in progress),
         // and when.
@@ -160,13 +159,283 @@ pub(crate) fn exit_when_output_stalls_after_a_signal() {
                         "toolwright: nothing is reading {stream} (a write to it has not moved for {} s since the signal): exiting without the results not yet printed",
                         OUTPUT_STALL_GRACE.as_secs()
                     ));
-                    #[cfg(unix)]
-                    tool_core::process::kill_child_process_groups();
-                    std::process::exit(i32::from(code));
+                    exit_on_the_spot(code);
                 }
             }
         }
     });
+}
+
+/// The runtime of a thread of its own (a current-thread runtime) where what must act on a
+/// signal runs ([`watch_signals`]): the command's own runtime may have none of its workers
+/// free (each held by a call stuck in a system call, such as a read of a path on a hung
+/// network mount), or its main thread may be blocked (a session that cannot open), and then
+/// neither the signal nor a timer would be seen there. `None` when the thread could not
+/// be started.
+fn signal_runtime() -> Option<&'static tokio::runtime::Handle> {
+    static RUNTIME: std::sync::OnceLock<Option<tokio::runtime::Handle>> =
+        std::sync::OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            let (handle_tx, handle_rx) = std::sync::mpsc::channel();
+            std::thread::Builder::new()
+                .name("toolwright-signals".to_owned())
+                .spawn(move || {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build();
+                    match runtime {
+                        Ok(runtime) => {
+                            let _ = handle_tx.send(Some(runtime.handle().clone()));
+                            // Runs the watchers spawned on it for as long as the process does.
+                            runtime.block_on(std::future::pending::<()>());
+                        }
+                        Err(_) => {
+                            let _ = handle_tx.send(None);
+                        }
+                    }
+                })
+                .ok()?;
+            handle_rx.recv().ok().flatten()
+        })
+        .as_ref()
+}
+
+/// Runs `watch` with the signal handlers installed (before this returns), on the thread of
+/// [`signal_runtime`], else (that thread could not be started) as a task of the current
+/// runtime. The first call also starts [`take_signals_no_thread_takes`].
+fn watch_signals<F>(watch: impl FnOnce(Signals) -> F)
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    match signal_runtime() {
+        Some(runtime) => {
+            let signals = {
+                let _entered = runtime.enter();
+                Signals::install()
+            };
+            runtime.spawn(watch(signals));
+        }
+        None => {
+            tokio::spawn(watch(Signals::install()));
+        }
+    }
+    // Once the handlers are installed.
+    #[cfg(target_os = "linux")]
+    {
+        static TAKING: std::sync::Once = std::sync::Once::new();
+        TAKING.call_once(take_signals_no_thread_takes);
+    }
+}
+
+/// Delivers again, on a thread of its own, each signal that ends a command (SIGINT,
+/// SIGTERM, SIGHUP) as soon as it is sent: the kernel hands a signal sent to the process to
+/// one of its threads, the main thread first, and one blocked in a wait that only a fatal
+/// signal ends (a `mkdir` or a `stat` on a hung FUSE or network mount) never takes it, nor
+/// does any other thread, so the handlers would never run. The thread waits on a
+/// `signalfd`, which takes the signal off the process's queue, and raises it on itself,
+/// where the handler runs at once; one another thread took first is not there any more.
+/// The thread ends when the `signalfd` cannot be made or read.
+#[cfg(target_os = "linux")]
+fn take_signals_no_thread_takes() {
+    use nix::sys::signal::{SigSet, Signal, raise};
+    use nix::sys::signalfd::{SfdFlags, SignalFd};
+    let mut ending = SigSet::empty();
+    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        ending.add(signal);
+    }
+    let Ok(queue) = SignalFd::with_flags(&ending, SfdFlags::SFD_CLOEXEC) else {
+        return;
+    };
+    let _ = std::thread::Builder::new()
+        .name("toolwright-signal-queue".to_owned())
+        .spawn(move || {
+            loop {
+                match queue.read_signal() {
+                    Ok(Some(taken)) => {
+                        let signal = i32::try_from(taken.ssi_signo)
+                            .ok()
+                            .and_then(|n| Signal::try_from(n).ok());
+                        if let Some(signal) = signal {
+                            let _ = raise(signal);
+                        }
+                    }
+                    // Taken by this thread's handler while it waited.
+                    Ok(None) | Err(nix::errno::Errno::EINTR) => {}
+                    Err(_) => return,
+                }
+            }
+        });
+}
+
+/// The exit status of the first signal the last resort saw ([`exit_at_the_latest_after_a_signal`]);
+/// 0: none yet.
+static FIRST_SIGNAL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Told of a signal another watcher took first ([`note_signal`]), which the last resort's
+/// own handlers, installed after it, did not see.
+static SIGNAL_NOTED: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// The exit status of the first signal since [`exit_at_the_latest_after_a_signal`] was
+/// armed, if one came: a command whose work failed after a signal (a session that could not
+/// open once its hung mount failed) exits with the signal's status, as the signal asked.
+pub(crate) fn signal_received() -> Option<u8> {
+    match FIRST_SIGNAL.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => None,
+        code => Some(code),
+    }
+}
+
+/// Tells the last resort of a signal `code` a watcher of the command took: its clock starts
+/// then, if it has not started already.
+fn note_signal(code: u8) {
+    use std::sync::atomic::Ordering;
+    if FIRST_SIGNAL
+        .compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+    {
+        SIGNAL_NOTED.notify_one();
+    }
+}
+
+/// Arms the last resort of a command that ends on its first signal (`run`, `demo`): from
+/// then on, a second signal exits at once, and [`STUCK_CALLS_GRACE`] after the first the
+/// command exits whatever holds it, saying so on standard error. Both exit on the spot
+/// ([`exit_on_the_spot`]: the commands and servers it started are killed, the session's
+/// empty directory removed) with the last signal's status. It runs on a thread of its own
+/// ([`signal_runtime`]), so that nothing the command's runtime is stuck in (every worker
+/// held by a call stuck in a system call, the main thread by a session that cannot open)
+/// keeps it from acting. Arming it again does nothing.
+pub(crate) fn exit_at_the_latest_after_a_signal() {
+    static ARMED: std::sync::Once = std::sync::Once::new();
+    ARMED.call_once(|| {
+        watch_signals(|mut signals| async move {
+            use std::sync::atomic::Ordering;
+            // The handlers' own first: a signal another watcher saw and noted is pending
+            // here too, unless it came before these handlers were installed.
+            let code = tokio::select! {
+                biased;
+                code = signals.next() => {
+                    let _ = FIRST_SIGNAL.compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst);
+                    code
+                }
+                () = SIGNAL_NOTED.notified() => {
+                    let code = FIRST_SIGNAL.load(Ordering::SeqCst);
+                    // The same signal delivered again at once is the same press.
+                    signals.last = Some((code, Instant::now()));
+                    code
+                }
+            };
+            // A second signal exits at once: what the destructors would have ended (a
+            // command still in its grace period, an MCP server) is killed first. So does the
+            // end of the last grace: the executor answers calls stuck in a system call that
+            // never returns (a `realpath` or a read of a path on a hung network mount)
+            // itself, but something else could still hold the run.
+            let code = tokio::select! {
+                code = signals.next() => code,
+                () = tokio::time::sleep(STUCK_CALLS_GRACE) => {
+                    // What holds it, when that is known: a write nobody reads.
+                    let stuck = if STDOUT_WRITES.state().0 {
+                        "a write to its standard output has not returned: nothing is reading it"
+                    } else if STDERR_WRITES.state().0 {
+                        "a write to its standard error has not returned: nothing is reading it"
+                    } else {
+                        "something is stuck in a system call that does not return, such as a read of a path on a hung network mount"
+                    };
+                    last_words(format!(
+                        "toolwright: the run did not end within {} s of the signal ({stuck}): exiting without the results not yet printed",
+                        STUCK_CALLS_GRACE.as_secs()
+                    ));
+                    code
+                }
+            };
+            exit_on_the_spot(code);
+        });
+    });
+}
+
+/// What an exit on the spot does first ([`before_exiting_on_the_spot`]), by the number it
+/// was registered with.
+type ExitActions = Vec<(u64, Box<dyn Fn() + Send + Sync>)>;
+
+/// The actions registered with [`before_exiting_on_the_spot`] and not yet withdrawn.
+static EXIT_ACTIONS: std::sync::Mutex<ExitActions> = std::sync::Mutex::new(Vec::new());
+
+fn exit_actions() -> std::sync::MutexGuard<'static, ExitActions> {
+    EXIT_ACTIONS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Registers `action` (killing a session's background tasks) for [`exit_on_the_spot`] to
+/// run first, as the destructors it skips would have, until the guard returned is dropped
+/// (what the action holds goes with it).
+#[must_use = "the action is withdrawn when the guard is dropped"]
+pub(crate) fn before_exiting_on_the_spot(action: impl Fn() + Send + Sync + 'static) -> ExitAction {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    exit_actions().push((id, Box::new(action)));
+    ExitAction(id)
+}
+
+/// An action registered with [`before_exiting_on_the_spot`], withdrawn when dropped.
+pub(crate) struct ExitAction(u64);
+
+impl Drop for ExitAction {
+    fn drop(&mut self) {
+        // Taken out first: the action is dropped once the lock is released.
+        let withdrawn = {
+            let mut actions = exit_actions();
+            actions
+                .iter()
+                .position(|(id, _)| *id == self.0)
+                .map(|at| actions.remove(at))
+        };
+        drop(withdrawn);
+    }
+}
+
+/// How long [`exit_on_the_spot`] waits for what it does before the exit (killing what the
+/// command started, removing the session's directory), which a hung mount could hold.
+const EXIT_CLEANUP_LIMIT: Duration = Duration::from_secs(2);
+
+/// Exits the process at once with `code`, without the destructors (`std::process::exit`),
+/// after doing what they would have: the actions registered with
+/// [`before_exiting_on_the_spot`] (the background tasks killed), the commands and servers
+/// the command started killed with their process groups, and the directory of each open
+/// session removed when nothing is saved in it
+/// ([`remove_session_dirs_before_exit`](crate::session::remove_session_dirs_before_exit)).
+/// Those get [`EXIT_CLEANUP_LIMIT`] on a thread of their own: the exit happens then,
+/// whatever holds them. Only the first caller exits; another (a second watcher at the same
+/// moment) waits for it.
+fn exit_on_the_spot(code: u8) -> ! {
+    static EXITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    // Held until the process is gone.
+    std::mem::forget(
+        EXITING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    let clean_up = || {
+        for (_, action) in exit_actions().iter() {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(action));
+        }
+        #[cfg(unix)]
+        tool_core::process::kill_child_process_groups();
+        crate::session::remove_session_dirs_before_exit();
+    };
+    let (done, cleaned) = std::sync::mpsc::channel();
+    let on_a_thread = std::thread::Builder::new().spawn(move || {
+        clean_up();
+        let _ = done.send(());
+    });
+    match on_a_thread {
+        Ok(_) => {
+            let _ = cleaned.recv_timeout(EXIT_CLEANUP_LIMIT);
+        }
+        Err(_) => clean_up(),
+    }
+    std::process::exit(i32::from(code))
 }
 
 /// Writes `line` to standard error before an exit on the spot, waiting at most a second: a
@@ -364,8 +633,9 @@ impl Signals {
 /// session's background tasks and cancels its calls (their commands' process groups are
 /// killed, and every call still gets its result), so `work` ends soon with destructors run;
 /// a second signal exits at once, and so does the end of [`STUCK_CALLS_GRACE`] (a last
-/// resort: the executor answers a call stuck in a system call itself before that). Returns
-/// `work`'s output and the exit status of the signal that came (`None`: none).
+/// resort, [`exit_at_the_latest_after_a_signal`]: the executor answers a call stuck in a
+/// system call itself before that). Returns `work`'s output and the exit status of the
+/// signal that came (`None`: none).
 pub(crate) async fn cancel_on_signal<T>(
     session: &Session,
     mut signals: Signals,
@@ -373,43 +643,26 @@ pub(crate) async fn cancel_on_signal<T>(
 ) -> (T, Option<u8>) {
     let token = session.ctx.cancellation().clone();
     let tasks = tools_builtin::tasks::task_registry(&session.ctx);
+    // The background tasks run in sessions of their own, out of the terminal's reach: an
+    // exit on the spot kills them first.
+    let _kill_tasks_on_exit = before_exiting_on_the_spot({
+        let tasks = tasks.clone();
+        move || tasks.kill_all()
+    });
+    exit_at_the_latest_after_a_signal();
     let signalled = std::sync::Arc::new(std::sync::atomic::AtomicU8::new(0));
     let watcher = tokio::spawn({
         let signalled = std::sync::Arc::clone(&signalled);
         async move {
             let code = signals.next().await;
             signalled.store(code, std::sync::atomic::Ordering::SeqCst);
-            // The background tasks run in sessions of their own, out of the terminal's
-            // reach: whoever sent this may follow with SIGKILL, which they would outlive.
+            // The last resort's clock starts with this signal, should its own handlers
+            // have come after it.
+            note_signal(code);
+            // Whoever sent this may follow with SIGKILL, which the background tasks would
+            // outlive.
             tasks.kill_all();
             token.cancel();
-            // A second signal exits at once: what the destructors would have ended (a
-            // command still in its grace period, an MCP server) is killed first. So does
-            // the end of a last grace: the executor answers calls stuck in a system call
-            // that never returns (a `realpath` or a read of a path on a hung network
-            // mount) itself, but something else could still hold the run.
-            let code = tokio::select! {
-                code = signals.next() => code,
-                () = tokio::time::sleep(STUCK_CALLS_GRACE) => {
-                    // What holds it, when that is known: a write nobody reads.
-                    let stuck = if STDOUT_WRITES.state().0 {
-                        "a write to its standard output has not returned: nothing is reading it"
-                    } else if STDERR_WRITES.state().0 {
-                        "a write to its standard error has not returned: nothing is reading it"
-                    } else {
-                        "something is stuck in a system call that does not return, such as a read of a path on a hung network mount"
-                    };
-                    last_words(format!(
-                        "toolwright: the run did not end within {} s of the signal ({stuck}): exiting without the results not yet printed",
-                        STUCK_CALLS_GRACE.as_secs()
-                    ));
-                    code
-                }
-            };
-            tasks.kill_all();
-            #[cfg(unix)]
-            tool_core::process::kill_child_process_groups();
-            std::process::exit(i32::from(code));
         }
     });
     let output = work.await;

@@ -544,8 +544,11 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     // From here a signal cancels the calls instead of ending the process on the spot: the
     // commands run in sessions of their own, and only their owner can kill them.
     let mut signals = Signals::install();
-    // After a signal, output nobody reads does not hold the run.
+    // After a signal, output nobody reads does not hold the run, nor, as a last resort 25 s
+    // after it, anything else (a session that cannot open, a call stuck in a system call);
+    // a second signal exits at once.
     super::exit_when_output_stalls_after_a_signal();
+    super::exit_at_the_latest_after_a_signal();
     // A signal while the session opens (MCP servers can take their startup timeout) ends
     // the run there: the servers being started go with the dropped future.
     let mut options = args.session.options(false);
@@ -575,6 +578,12 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         Ok(session) => session,
         Err(e) => {
             eoutln!("toolwright run: {e}");
+            // A session that failed after a signal came (a hung mount that then failed):
+            // the run ends as the signal asked.
+            if let Some(code) = super::signal_received() {
+                eoutln!("toolwright run: cancelled by a signal");
+                return ExitCode::from(code);
+            }
             return ExitCode::from(2);
         }
     };

@@ -390,6 +390,9 @@ struct Record {
     /// Whether its tool has started (set once it runs).
     start: Option<ToolStart>,
     token: Option<CancellationToken>,
+    /// When it started running: the duration of a call answered without its task
+    /// ([`Driver::abandon_stuck`]) counts from here.
+    started_at: Option<std::time::Instant>,
     outcome: Option<CallOutcome>,
     /// The parent of the call's span.
     span: tracing::Span,
@@ -541,6 +544,7 @@ impl Driver {
             stopped: false,
             start: None,
             token: None,
+            started_at: None,
             outcome: None,
             span,
         });
@@ -689,6 +693,7 @@ impl Driver {
         record.state = State::Running;
         record.token = Some(token.clone());
         record.start = Some(start.clone());
+        record.started_at = Some(std::time::Instant::now());
         self.running += 1;
         if !record.safe {
             self.running_unsafe += 1;
@@ -873,7 +878,8 @@ impl Driver {
     /// Answers the calls still running [`STUCK_CALL_GRACE`] after a hard interrupt as the
     /// interrupt answers any call, and stops waiting for their tasks (dropped handles
     /// detach them: a task stuck in a system call ends when the call returns, if ever, and
-    /// its outcome goes nowhere). Every tool_use still gets exactly one result.
+    /// its outcome goes nowhere). Every tool_use still gets exactly one result, with the
+    /// time the call ran until then.
     fn abandon_stuck(&mut self) {
         self.tasks = FuturesUnordered::new();
         for index in 0..self.records.len() {
@@ -889,6 +895,9 @@ impl Driver {
             );
             let mut outcome = CallOutcome::synthetic(tool_use, tool_core::CANCEL_MESSAGE);
             outcome.ending = Ending::Cancelled;
+            outcome.duration = self.records[index]
+                .started_at
+                .map_or(std::time::Duration::ZERO, |at| at.elapsed());
             self.complete(index, Ok(outcome));
         }
     }

@@ -435,26 +435,38 @@ impl Pipeline {
             std::panic::catch_unwind(AssertUnwindSafe(|| tool.is_concurrency_safe(&input)))
                 .unwrap_or(false);
         // 3.4.2 Tool-specific validation, abandoned when the call is cancelled (a
-        // validation that never ends must not hold the turn).
-        let validated = tokio::select! {
-            biased;
-            r = tool.validate_input(&input, &ctx) => Some(r),
-            () = ctx.cancellation().cancelled() => None,
-        };
-        let Some(validated) = validated else {
+        // validation that never ends must not hold the turn); then 3.4.5 what hooks,
+        // permission checks and the user see: derived fields filled in (a file tool's
+        // absolute path); the call gets the model's input unless they change it. Both may
+        // look at the file system (Read's `stat` of its file, the form of a name on disk),
+        // so they run off the runtime's workers: one stuck on a hung mount holds only its
+        // own call.
+        let checked = off_the_workers(async {
+            let validated = tokio::select! {
+                biased;
+                r = tool.validate_input(&input, &ctx) => Some(r),
+                () = ctx.cancellation().cancelled() => None,
+            };
+            validated.map(|v| v.map(|()| tool.observable_input(&input, &ctx)))
+        })
+        .await;
+        let Some(validated) = checked else {
             let mut out = CallOutcome::synthetic(tool_use, CANCEL_MESSAGE);
             out.concurrency_safe = concurrency_safe;
             return out;
         };
-        if let Err(e) = validated {
-            let mut out = CallOutcome::new(
-                tool_use,
-                ToolResultBlock::error(&tool_use.id, tool_use_error(&e.message)),
-                Ending::ValidationFailed,
-            );
-            out.concurrency_safe = concurrency_safe;
-            return out;
-        }
+        let observed = match validated {
+            Ok(observed) => observed,
+            Err(e) => {
+                let mut out = CallOutcome::new(
+                    tool_use,
+                    ToolResultBlock::error(&tool_use.id, tool_use_error(&e.message)),
+                    Ending::ValidationFailed,
+                );
+                out.concurrency_safe = concurrency_safe;
+                return out;
+            }
+        };
         let (gate, start) = scheduled.map_or((None, None), |s| (s.gate, Some(s.start)));
         let mut schedule = Schedule {
             gate,
@@ -462,7 +474,14 @@ impl Pipeline {
             concurrency_safe,
         };
         let mut out = self
-            .run_checked(tool_use, &tool, input, ctx, progress, &mut schedule)
+            .run_checked(
+                tool_use,
+                &tool,
+                CheckedInput { input, observed },
+                ctx,
+                progress,
+                &mut schedule,
+            )
             .await;
         out.concurrency_safe = schedule.concurrency_safe;
         out
@@ -472,16 +491,13 @@ impl Pipeline {
         &self,
         tool_use: &ToolUse,
         tool: &Arc<dyn Tool>,
-        input: Value,
+        checked: CheckedInput,
         ctx: ToolUseContext,
         progress: ProgressSender,
         schedule: &mut Schedule,
     ) -> CallOutcome {
-        // 3.4.5 What hooks, permission checks and the user see: derived fields filled in
-        // (a file tool's absolute path); the call gets the model's input unless they
-        // change it.
-        let observed = tool.observable_input(&input, &ctx);
-        // 3.5 PreToolUse hooks.
+        let CheckedInput { input, observed } = checked;
+        // 3.5 PreToolUse hooks, shown `observed` (3.4.5), when the input has derived fields.
         let call = HookCall {
             tool: tool.as_ref(),
             tool_use_id: &tool_use.id,
@@ -513,7 +529,7 @@ impl Pipeline {
         }
         let stop = pre.stop;
         let seen = match pre.updated_input {
-            Some(update) => as_checked(tool.as_ref(), update, &ctx),
+            Some(update) => as_checked(tool.as_ref(), update, &ctx).await,
             None => observed.clone().unwrap_or_else(|| input.clone()),
         };
 
@@ -819,11 +835,15 @@ impl Pipeline {
                 messages_before,
             )
         })?;
-        let validated = tokio::select! {
-            biased;
-            r = tool.validate_input(&input, ctx) => Some(r),
-            () = ctx.cancellation().cancelled() => None,
-        };
+        // Off the runtime's workers, as the first validation.
+        let validated = off_the_workers(async {
+            tokio::select! {
+                biased;
+                r = tool.validate_input(&input, ctx) => Some(r),
+                () = ctx.cancellation().cancelled() => None,
+            }
+        })
+        .await;
         match validated {
             None => {
                 let mut out = CallOutcome::synthetic(tool_use, CANCEL_MESSAGE);
@@ -908,7 +928,10 @@ impl Pipeline {
                 reason,
             }) => {
                 let has_update = updated_input.is_some();
-                let input = updated_input.map_or(input, |u| as_checked(tool, u, ctx));
+                let input = match updated_input {
+                    Some(update) => as_checked(tool, update, ctx).await,
+                    None => input,
+                };
                 if tool.requires_user_interaction() && !has_update {
                     return self
                         .can_use_tool(tool, input, None, ctx, hooks_ctx, messages)
@@ -940,7 +963,10 @@ impl Pipeline {
                 updated_input,
                 reason,
             }) => {
-                let input = updated_input.map_or(input, |u| as_checked(tool, u, ctx));
+                let input = match updated_input {
+                    Some(update) => as_checked(tool, update, ctx).await,
+                    None => input,
+                };
                 // Deny rules hold whatever a hook says: a hook asking must not put a denied
                 // call to the user (Claude Code skips the rules there; we do not).
                 if let Some(PermissionResult::Deny { message, reason }) =
@@ -1043,13 +1069,20 @@ impl Pipeline {
                 updated_permissions,
                 ..
             }) => {
-                // Refused or malformed rules are said, not dropped in silence.
-                for problem in self.permissions.apply_updates(&updated_permissions) {
+                // Refused or malformed rules are said, not dropped in silence. Applying
+                // them may write a settings file: off the runtime's workers.
+                let problems =
+                    off_the_workers(async { self.permissions.apply_updates(&updated_permissions) })
+                        .await;
+                for problem in problems {
                     messages.push(Message::System(format!(
                         "PermissionRequest hook: its updatedPermissions were not all applied: {problem}"
                     )));
                 }
-                let input = updated_input.map_or(input, |u| as_checked(tool, u, ctx));
+                let input = match updated_input {
+                    Some(update) => as_checked(tool, update, ctx).await,
+                    None => input,
+                };
                 match off_the_workers(self.permissions.check_rule_based(tool, &input, ctx)).await {
                     None => Err(Resolved::Allowed {
                         input,
@@ -1274,6 +1307,14 @@ impl ExclusiveGate {
     }
 }
 
+/// A call's input once the schema step and the tool's validation took it, and the input
+/// hooks, permission checks and the user see (3.4.5: derived fields filled in, such as a file
+/// tool's absolute path; `None` when there are none to fill in).
+struct CheckedInput {
+    input: Value,
+    observed: Option<Value>,
+}
+
 /// How a call was scheduled, and whether the input it runs with is concurrency-safe (the
 /// input that runs decides: a hook or the user may have changed it).
 struct Schedule {
@@ -1390,25 +1431,27 @@ impl Resolved {
     }
 }
 
-/// Runs a permission decision so that a file-system call in it that never returns (the
-/// `realpath` of a path on a hung network mount: the path rules judge where links lead)
-/// holds only its own call, never one of the runtime's workers. On a multi-threaded runtime
-/// the worker first hands its other tasks to another thread (`block_in_place`), so that
-/// signals, other calls and the rest of the process go on while this call waits; with every
-/// worker held (two such calls on two cores) nothing else would run, not even the handler
-/// of the signal that should end the process. Elsewhere (a current-thread runtime, as in
-/// tests) the decision is awaited as it is. The hand-over costs a thread wake (a fraction
-/// of a microsecond when a thread is idle; a new thread the first time). While a decision
-/// blocks, nothing else in the call's own task runs: a `timeout` or `select!` an embedder
-/// puts around [`Pipeline::run_tool_use`] fires only when it returns (the executor's grace
-/// after a hard interrupt, [`STUCK_CALL_GRACE`](crate::STUCK_CALL_GRACE), answers such a
-/// call from outside its task).
-async fn off_the_workers<F: std::future::Future>(decision: F) -> F::Output {
+/// Runs a step before the tool (its validation, its observable input, a permission
+/// decision, the application of a hook's permission updates) so that a file-system call in
+/// it that never returns (Read's `stat` of its file, or the `realpath` of a path, on a hung
+/// network mount: the path rules judge where links lead) holds only its own call, never one
+/// of the runtime's workers. On a multi-threaded runtime the worker first hands its other
+/// tasks to another thread (`block_in_place`), so that signals, other calls and the rest of
+/// the process go on while this call waits; with every worker held (two such calls on two
+/// cores) nothing else would run, not even the handler of the signal that should end the
+/// process. Elsewhere (a current-thread runtime, as in tests) the step is awaited as it is.
+/// The hand-over costs a thread wake (a fraction of a microsecond when a thread is idle; a
+/// new thread the first time). While a step blocks, nothing else in the call's own task
+/// runs: a `timeout` or `select!` an embedder puts around [`Pipeline::run_tool_use`] fires
+/// only when it returns (the executor's grace after a hard interrupt,
+/// [`STUCK_CALL_GRACE`](crate::STUCK_CALL_GRACE), answers such a call from outside its
+/// task).
+async fn off_the_workers<F: std::future::Future>(step: F) -> F::Output {
     match tokio::runtime::Handle::try_current() {
         Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(|| handle.block_on(decision))
+            tokio::task::block_in_place(|| handle.block_on(step))
         }
-        _ => decision.await,
+        _ => step.await,
     }
 }
 
@@ -1417,12 +1460,16 @@ async fn off_the_workers<F: std::future::Future>(decision: F) -> F::Output {
 /// and with its derived fields filled in ([`Tool::observable_input`]), as the model's input
 /// is. Raw, an input the tool's typed view cannot read has no permission subject, and no
 /// content rule or safety check would see it. An update the schema refuses is passed as it
-/// is: it never runs (the recheck after the decision refuses it).
-fn as_checked(tool: &dyn Tool, update: Value, ctx: &ToolUseContext) -> Value {
-    match tool.parse_input(update.clone()) {
-        Ok(parsed) => tool.observable_input(&parsed, ctx).unwrap_or(parsed),
-        Err(_) => update,
-    }
+/// is: it never runs (the recheck after the decision refuses it). The derived fields may
+/// look at the file system, so this runs off the runtime's workers ([`off_the_workers`]).
+async fn as_checked(tool: &dyn Tool, update: Value, ctx: &ToolUseContext) -> Value {
+    off_the_workers(async {
+        match tool.parse_input(update.clone()) {
+            Ok(parsed) => tool.observable_input(&parsed, ctx).unwrap_or(parsed),
+            Err(_) => update,
+        }
+    })
+    .await
 }
 
 /// The input for the call (Claude Code's rule, step 3.4.9): hooks and permission checks saw

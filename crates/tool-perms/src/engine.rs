@@ -6060,7 +6060,7 @@ fn takes_away_found(words: &[Word]) -> Option<Loss> {
         // destination (`install F {}`, `ln -sf F {}`), a file written (`gzip {}`, `sort -o {}`,
         // `awk -i inplace … {}`), a tree removed (`tar --remove-files -cf A {}`).
         _ => {
-            let is_found = |w: &Word| w.value.as_deref() == Some("{}");
+            let is_found = found;
             if !args.iter().any(is_found) || path_use(name, words) != Some(PathUse::Write) {
                 return None;
             }
@@ -6410,30 +6410,44 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
     // `./` before an expansion changes nothing (`./$(x)` is `$(x)`), and after `../` one
     // may name the working directory itself or anything beside it (`../$(basename
     // "$PWD")`): `$PWD/$(x)` is read instead.
+    // Leading segments that are `.`, `..` or empty (`./../`, `.././`, `..//`), in any
+    // order, up to an expansion: `bare` is what follows them, `climbs` whether a `..` was
+    // among them.
     let expansion_at = |t: &str| t.starts_with(['$', '`']);
-    let mut bare = text.as_str();
-    while let Some(rest) = bare
-        .strip_prefix("./")
-        .filter(|r| expansion_at(r) || r.starts_with("./"))
-    {
-        bare = rest;
-    }
-    let mut above = bare;
-    while let Some(rest) = above
-        .strip_prefix("../")
-        .filter(|r| expansion_at(r) || r.starts_with("../"))
-    {
-        above = rest;
-    }
-    if !std::ptr::eq(above, bare)
-        && expansion_at(above)
-        && computed_path_safety(&format!("$PWD/{above}"), use_, true).is_some()
-    {
+    let (bare, climbs) = {
+        let mut rest = text.as_str();
+        let mut climbs = false;
+        let mut skipped = false;
+        while (!expansion_at(rest) && rest.starts_with('.')) || (skipped && rest.starts_with('/')) {
+            let Some((segment, after)) = rest.split_once('/') else {
+                break;
+            };
+            match segment {
+                "" | "." => {}
+                ".." => climbs = true,
+                _ => break,
+            }
+            skipped = true;
+            rest = after;
+        }
+        if skipped && expansion_at(rest) {
+            (rest, climbs)
+        } else {
+            (text.as_str(), false)
+        }
+    };
+    let above = bare;
+    if climbs && computed_path_safety(&format!("$PWD/{above}"), use_, true).is_some() {
         return Some(format!(
             "It removes what an expansion names ({raw}) beside the working directory, which may be the working directory itself, such as the project, or anything beside it."
         ));
     }
-    let text = bare.to_owned();
+    // (Past a `..`, the rest is read as written, as before.)
+    let text = if climbs {
+        text.clone()
+    } else {
+        bare.to_owned()
+    };
     // With its variables empty or unset (or at their defaults), a path that starts fixed
     // may be `/` or the home (`"/$d"`, `~/"$x"`, `/"$a"/*`, `/./"$x"`).
     if !text.starts_with('$')

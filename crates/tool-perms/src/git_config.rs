@@ -33,6 +33,10 @@ const MAX_INDEX_BYTES: u64 = 256 << 20;
 const MAX_SUBMODULE_DEPTH: usize = 8;
 /// Repositories (the one found and its submodules) checked at most, per directory.
 const MAX_REPOSITORIES: usize = 64;
+/// Configuration files read at most in one check (each repository's and what they
+/// include, every time they include it): a config that includes a file a thousand times,
+/// which includes another a thousand times, would otherwise be read a million times.
+const MAX_CONFIG_FILES: usize = 256;
 
 /// Why git, started in `dir`, may run a program its repository's own files name: `Err`
 /// with the reason in words (naming the file and the key), or `Ok` with the names of the
@@ -48,6 +52,7 @@ pub(crate) fn repository_programs(dir: &Path, home: Option<&Path>) -> Result<Vec
     let mut check = Check {
         home,
         repositories: 0,
+        config_files: 0,
         names: Vec::new(),
     };
     for at in dir.ancestors() {
@@ -185,6 +190,8 @@ fn shown_path(path: PathBuf) -> PathBuf {
 struct Check<'a> {
     home: Option<&'a Path>,
     repositories: usize,
+    /// Configuration files read so far ([`MAX_CONFIG_FILES`]).
+    config_files: usize,
     names: Vec<String>,
 }
 
@@ -245,6 +252,13 @@ impl Check<'_> {
         entries: &mut Vec<Entry>,
     ) -> Result<(), String> {
         self.name(file);
+        self.config_files += 1;
+        if self.config_files > MAX_CONFIG_FILES {
+            return Err(format!(
+                "{} takes more than {MAX_CONFIG_FILES} configuration files to read with what they include, which cannot all be checked for programs git runs",
+                file.display()
+            ));
+        }
         let Some(bytes) = read_small(file, MAX_CONFIG_BYTES)? else {
             if depth == 0 {
                 return Ok(());

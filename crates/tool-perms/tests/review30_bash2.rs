@@ -137,6 +137,33 @@ async fn a_substitution_after_a_fixed_dot_segment_is_checked_as_the_expansion() 
     .await;
 }
 
+/// Found by code review: dot segments in another order or doubled slashes before the
+/// substitution (`./../`, `.././`, `..//`) escaped the check `../$(…)` gets, and a
+/// placeholder inside a word (`./{}`, which GNU find and `xargs -I{}` fill in) escaped the
+/// check of what find finds for programs outside the listed ones (`gzip`, `xz`, `ln -sf`).
+#[tokio::test]
+async fn dot_segments_in_any_order_and_placeholders_inside_words_are_checked() {
+    let fx = repository();
+    run_table_in(
+        &fx,
+        vec![
+            bypass("ask", "rm -rf ./../\"$(basename \"$PWD\")\""),
+            bypass("ask", "rm -rf .././$(basename \"$PWD\")"),
+            bypass("ask", "rm -rf ..//$(basename $PWD)"),
+            bypass("ask", "rm -rf ../../$(basename $PWD)"),
+            bypass("ask", "find . -name main -exec gzip ./{} \\;"),
+            bypass("ask", "find . -name main -exec xz ./{} \\;"),
+            bypass(
+                "ask",
+                "find . -name main | xargs -I{} ln -sf /dev/null ./{}",
+            ),
+            bypass("allow", "rm -rf ./../$(echo build)/out"),
+            bypass("allow", "find . -name '*.log' -exec gzip ./{} \\;"),
+        ],
+    )
+    .await;
+}
+
 /// `ls` lists where it runs: after `cd .git/refs/heads`, `rm $(ls)` removes the branch's
 /// ref, and after `cd .git`, `rm -f $(ls -A)` removes `config` and `HEAD`; they ask as `rm
 /// *` there does. `ls`'s options that take a value (`-I x`, `--ignore=x`, `-w 1`, `--sort

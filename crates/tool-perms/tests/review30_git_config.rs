@@ -744,6 +744,28 @@ async fn what_cannot_be_read_asks() {
     assert_asks(&fx, &r, "git status", &config, "cannot be read").await;
 }
 
+/// Includes that fan out are read within one budget: a config that includes `a` 100 times,
+/// which includes `b` 100 times, which includes an empty `c` 100 times, would be a million
+/// reads (found by code review: the check ran on and on); it asks, saying why.
+#[tokio::test]
+async fn includes_that_fan_out_are_read_within_a_budget() {
+    let fx = Fixture::new();
+    let r = repository(&fx, "r");
+    let include = |name: &str| format!("[include]\n{}", format!("\tpath = {name}\n").repeat(100));
+    std::fs::write(r.join(".git/a.cfg"), include("b.cfg")).unwrap();
+    std::fs::write(r.join(".git/b.cfg"), include("c.cfg")).unwrap();
+    std::fs::write(r.join(".git/c.cfg"), "").unwrap();
+    git(&fx, &r, &["config", "include.path", "a.cfg"]);
+    assert_asks(
+        &fx,
+        &r,
+        "git status",
+        &r.join(".git"),
+        "configuration files",
+    )
+    .await;
+}
+
 /// git's configuration syntax, read as git reads it: section and key names in any case, a
 /// subsection's case kept, the key on the header's line, the old `[section.sub]` form,
 /// quotes, escapes, continued lines, comments, CRLF line ends, a byte-order mark. For each

@@ -100,10 +100,13 @@ fn check_layers(args: &[String]) -> Result {
 
 pub(crate) fn run(step: &str, cmd: &mut Command) -> Result {
     println!("==> {step}");
+    let started = std::time::Instant::now();
     let status = cmd
         .current_dir(workspace_root())
         .status()
         .map_err(|e| format!("{step}: could not start: {e}"))?;
+    // Where CI's time goes, step by step (its budget is 30 minutes on 2 cores).
+    println!("<== {step}: {:.0} s", started.elapsed().as_secs_f64());
     if status.success() {
         Ok(())
     } else {
@@ -119,6 +122,7 @@ pub(crate) fn cargo() -> Command {
 pub const TEST_COMMAND: &[&str] = &["test", "--workspace", "--all-targets", "--no-fail-fast"];
 
 fn ci() -> Result {
+    let begun = std::time::Instant::now();
     run(
         "cargo fmt --check",
         cargo().args(["fmt", "--all", "--check"]),
@@ -152,7 +156,9 @@ fn ci() -> Result {
     println!("==> check-docs");
     docs::check(&workspace_root())?;
     println!("==> profiles");
+    let started = std::time::Instant::now();
     profiles::check(&workspace_root())?;
+    println!("<== profiles: {:.0} s", started.elapsed().as_secs_f64());
     // Tests start example binaries (the MCP test servers and conformance client); with
     // `--all-targets` cargo builds examples only as test harnesses, so build them first.
     run(
@@ -202,6 +208,9 @@ fn ci() -> Result {
         "cargo test -p tool-registry --no-default-features",
         cargo().args(["test", "-p", "tool-registry", "--no-default-features"]),
     )?;
-    println!("==> ci: all green");
+    println!(
+        "==> ci: all green ({:.0} s in cargo xtask ci)",
+        begun.elapsed().as_secs_f64()
+    );
     Ok(())
 }

@@ -757,17 +757,6 @@ fn call_key(ctx: &ToolUseContext) -> Option<CallKey> {
     })
 }
 
-/// Runs a permission decision off the runtime's workers, as the pipeline does (it may read
-/// the file system, which may hang).
-async fn off_the_workers<F: std::future::Future>(decision: F) -> F::Output {
-    match tokio::runtime::Handle::try_current() {
-        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(|| handle.block_on(decision))
-        }
-        _ => decision.await,
-    }
-}
-
 /// The session's permissions, telling the [`TerminalPrompter`] which call asks: the
 /// question waits for that call's start line ([`Timeline::showing_starts`]), a sub-agent's
 /// question names the agent (`Agent(explore) wants to run Bash:`), and questions are put in
@@ -802,7 +791,7 @@ impl NamedAsks {
         input: &Value,
         ctx: &ToolUseContext,
     ) -> Option<PermissionResult> {
-        match off_the_workers(self.inner.decide(tool, input, ctx)).await {
+        match tool_exec::off_the_workers(self.inner.decide(tool, input, ctx)).await {
             allowed @ PermissionResult::Allow { .. } => Some(allowed),
             _ => None,
         }

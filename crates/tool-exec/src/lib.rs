@@ -61,7 +61,7 @@ pub use executor::{
 pub use persist::{PREVIEW_CHARS, Persisted, format_size, persist_if_large, persisted_block};
 pub use pipeline::{
     CANCEL_GRACE, CallOutcome, DEFAULT_MAX_RESULT_CHARS, Ending, Pipeline, TOOL_DETAILS_MAX_BYTES,
-    ToolUse, stopped_continuation_text,
+    ToolUse, off_the_workers, stopped_continuation_text,
 };
 pub use seams::{
     AllowAll, DenyAsks, HookCall, HookDecision, Hooks, LoopEvent, LoopEventOutcome, NoHooks,

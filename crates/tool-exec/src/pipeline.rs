@@ -1445,8 +1445,9 @@ impl Resolved {
 /// runs: a `timeout` or `select!` an embedder puts around [`Pipeline::run_tool_use`] fires
 /// only when it returns (the executor's grace after a hard interrupt,
 /// [`STUCK_CALL_GRACE`](crate::STUCK_CALL_GRACE), answers such a call from outside its
-/// task).
-async fn off_the_workers<F: std::future::Future>(step: F) -> F::Output {
+/// task). Public for permission layers that decide outside the pipeline (a wrapper that asks
+/// the user and decides again): their file-system calls need the same shelter.
+pub async fn off_the_workers<F: std::future::Future>(step: F) -> F::Output {
     match tokio::runtime::Handle::try_current() {
         Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
             tokio::task::block_in_place(|| handle.block_on(step))

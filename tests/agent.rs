@@ -1617,6 +1617,91 @@ fn ctrl_c_works_with_a_closed_standard_error() {
     assert_eq!(status.code(), Some(130));
 }
 
+/// The third Ctrl-C exits at once (the command ignores SIGTERM, so the second press's cancel
+/// is still in its grace) and still does what an orderly end does: the command's process
+/// group killed, its scratch files in the session's directory removed.
+#[test]
+fn a_third_ctrl_c_exits_at_once_and_leaves_no_scratch_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("p");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    let stubborn = turn(
+        None,
+        &[(
+            "toolu_stubborn",
+            "Bash",
+            json!({"command": "trap '' TERM INT; echo $$ > started; while :; do sleep 1; done"}),
+        )],
+    );
+    let (url, _seen) = serve(move |i, _| match i {
+        0 => full(stubborn.clone()),
+        _ => full(turn(Some("Done."), &[])),
+    });
+    let settings = json!({"permissions": {"allow": ["Bash"]}}).to_string();
+    let mut child = agent_command(&url, &project, &["-p", "--settings", &settings], "go")
+        .env("TMPDIR", &tmp)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let marker = project.join("started");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let shell = loop {
+        if let Ok(pid) = std::fs::read_to_string(&marker)
+            && pid.ends_with('\n')
+        {
+            break pid.trim().to_owned();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let sessions = || {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("toolwright-"))
+            .collect::<Vec<_>>()
+    };
+    assert!(!sessions().is_empty(), "no session directory in TMPDIR");
+    // Three presses, apart enough not to count as one delivered twice.
+    let pid = child.id().to_string();
+    for _ in 0..3 {
+        let _ = Command::new("kill").args(["-INT", &pid]).status();
+        std::thread::sleep(Duration::from_millis(400));
+    }
+    let status = wait_at_most(
+        &mut child,
+        Duration::from_secs(10),
+        "the third press did not exit",
+    );
+    assert_eq!(status.code(), Some(130));
+    // The transcript is kept (the conversation so far); nothing else, such as the scratch
+    // file where the command would have written the directory it ended in.
+    for session in sessions() {
+        let left: Vec<String> = std::fs::read_dir(tmp.join(&session))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left, ["transcript.jsonl"], "{session}");
+    }
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{shell}/stat"))
+            .is_ok_and(|stat| !stat.contains(") Z "))
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while alive() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!alive(), "the command outlived the run");
+}
+
 /// Standard error closed on a run that shows its calls there: no panic (exit 101), the run
 /// ends the normal way.
 #[test]

@@ -347,23 +347,38 @@ fn a_signal_stops_running_commands_and_background_tasks() {
 
 /// A second signal exits at once, and still takes with it what its commands started: a
 /// process a command put in a session of its own (`setsid`) that ignores SIGTERM, which the
-/// first signal's grace would have killed in the end.
+/// first signal's grace would have killed in the end. The session's directory (nothing
+/// saved in it) goes too, as after an orderly end.
 #[test]
 fn a_second_signal_kills_what_a_command_took_out_of_its_group() {
     use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();
-    let project = std::fs::canonicalize(dir.path()).unwrap();
-    let mut server = RawStdio::start(
+    let project = std::fs::canonicalize(dir.path()).unwrap().join("p");
+    let tmp = project.with_file_name("tmp");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut server = RawStdio::spawn_with_tmpdir(
         &project,
         &["--mode", "bypassPermissions"],
-        serde_json::json!({}),
+        std::process::Stdio::null(),
+        Some(&tmp),
     );
+    server.initialize(serde_json::json!({}), "2025-06-18");
+    let sessions = || {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("toolwright-"))
+            .collect::<Vec<_>>()
+    };
     server.send(&bash_call(
         2,
         "setsid sh -c 'trap \"\" TERM; echo $$ > escaped.pid; exec sleep 300' & sleep 300",
     ));
     let escaped = pid_written_to(&project.join("escaped.pid"));
     assert!(alive(&escaped));
+    assert!(!sessions().is_empty(), "no session directory in TMPDIR");
     let pid = server.child.id().to_string();
     Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     std::thread::sleep(Duration::from_millis(300));
@@ -380,6 +395,11 @@ fn a_second_signal_kills_what_a_command_took_out_of_its_group() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(143));
+    assert_eq!(
+        sessions(),
+        Vec::<String>::new(),
+        "a session's directory is left"
+    );
     let start = Instant::now();
     while alive(&escaped) && start.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(50));
@@ -458,16 +478,21 @@ impl RawStdio {
         protocol: &str,
     ) -> Self {
         let mut this = Self::spawn(project, extra, stderr);
-        let init = this.request(
+        this.initialize(capabilities, protocol);
+        this
+    }
+
+    /// Sends `initialize` (request 1) for `protocol` and `notifications/initialized`.
+    fn initialize(&mut self, capabilities: Value, protocol: &str) {
+        let init = self.request(
             1,
             "initialize",
             serde_json::json!({"protocolVersion": protocol, "capabilities": capabilities,
                 "clientInfo": {"name": "raw-test", "version": "1"}}),
         );
         assert!(init.get("result").is_some(), "{init}");
-        this.init = init;
-        this.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        this
+        self.init = init;
+        self.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     }
 
     /// Starts `serve --cwd project extra...` for a 2026-07-28 client, which sends no
@@ -478,16 +503,29 @@ impl RawStdio {
 
     /// Starts `serve --cwd project extra...`, its stderr going to `stderr`; sends nothing.
     fn spawn(project: &Path, extra: &[&str], stderr: std::process::Stdio) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        Self::spawn_with_tmpdir(project, extra, stderr, None)
+    }
+
+    /// [`Self::spawn`], with `TMPDIR` (where sessions keep their directories) set to `tmp`.
+    fn spawn_with_tmpdir(
+        project: &Path,
+        extra: &[&str],
+        stderr: std::process::Stdio,
+        tmp: Option<&Path>,
+    ) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolwright"));
+        command
             .args(["serve", "--cwd"])
             .arg(project)
             .args(extra)
             .env("CLAUDE_CONFIG_DIR", project.join(".no-user-config"))
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .unwrap();
+            .stderr(stderr);
+        if let Some(tmp) = tmp {
+            command.env("TMPDIR", tmp);
+        }
+        let mut child = command.spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let output = std::io::BufReader::new(child.stdout.take().unwrap());
         let (lines, stdout) = std::sync::mpsc::channel();

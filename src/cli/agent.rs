@@ -146,7 +146,9 @@ fn ask_trust(cwd: &std::path::Path) -> Option<bool> {
 }
 
 /// Ctrl-C: the first press interrupts the turn (`soft`), the second cancels everything
-/// (`hard`), the third kills the background tasks and exits at once. SIGTERM and SIGHUP (the
+/// (`hard`), the third kills the background tasks and exits at once
+/// ([`exit_on_the_spot`](super::exit_on_the_spot): the commands' process groups killed, the
+/// session's directory removed when nothing is saved in it). SIGTERM and SIGHUP (the
 /// terminal closed) kill the background tasks, which run in sessions of their own out of the
 /// terminal's reach, and cancel everything; after that, any further signal exits at once. The
 /// same signal again within [`SAME_SIGNAL_WINDOW`](super::SAME_SIGNAL_WINDOW) is the same
@@ -171,9 +173,8 @@ fn watch_interrupts(
             level = match (level, interrupt_key) {
                 (2.., _) => {
                     tasks.kill_all();
-                    #[cfg(unix)]
-                    tool_core::process::kill_child_process_groups();
-                    std::process::exit(i32::from(exit_code))
+                    // The process groups killed and the session's directory removed too.
+                    super::exit_on_the_spot(exit_code)
                 }
                 // Each signal acts before anything is printed: printing can fail (standard
                 // error closed), and must never keep a signal from acting.

@@ -386,7 +386,8 @@ const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 /// background tasks of every session and cancels the calls ([`ToolServer::shut_down`]),
 /// then the task ends with the exit status the signal calls for (128 + its number). A
 /// second signal meanwhile exits at once, killing first the background tasks and the
-/// process groups of every command and server this process started.
+/// process groups of every command and server this process started, and removing the
+/// directories of the sessions that hold nothing saved.
 fn shut_down_on_signals(server: ToolServer) -> tokio::task::JoinHandle<u8> {
     let mut signals = super::Signals::install();
     tokio::spawn(async move {
@@ -395,9 +396,8 @@ fn shut_down_on_signals(server: ToolServer) -> tokio::task::JoinHandle<u8> {
             () = server.shut_down(SHUTDOWN_GRACE) => code,
             code = signals.next() => {
                 server.kill_background_tasks();
-                #[cfg(unix)]
-                tool_core::process::kill_child_process_groups();
-                std::process::exit(i32::from(code));
+                // The process groups killed and the sessions' directories removed too.
+                super::exit_on_the_spot(code)
             }
         }
     })

@@ -12,7 +12,7 @@ use super::{
     ReplayEvent, Signals, TurnSource, cancel_on_signal, decision_text, escape_terminal_codes, ms,
     replay,
 };
-use crate::session::{Session, SessionArgs};
+use crate::session::{Session, SessionArgs, SessionOptions, not_offered_because};
 use crate::turn::{self, TurnItem, TurnParser};
 use toolwright::agent::{CallHookTexts, split_hook_messages, tool_search, without_reminder};
 
@@ -449,12 +449,17 @@ impl Utf8Decoder {
 /// while the session opened): Claude Code's rejection text, as for calls a user interrupts
 /// before they start, then (`--json`) the interrupt text, as the agent loop adds it. A call
 /// of a tool this build does not have (a name that is no built-in tool's and no MCP
-/// tool's, `mcp__...`) is answered as unknown, as it would have been had the session opened.
-fn unstarted_results<'a>(tool_uses: impl IntoIterator<Item = &'a ToolUse>, json_mode: bool) {
-    let mut known = tool_registry::tools(tool_registry::ToolFilter::from_env(), |_| false);
-    if tool_search::off_in_env() {
-        known.retain(|t| t.name() != "ToolSearch");
-    }
+/// tool's, `mcp__...`, or one the session would not offer) is answered as unknown, as it
+/// would have been had the session opened.
+fn unstarted_results<'a>(
+    tool_uses: impl IntoIterator<Item = &'a ToolUse>,
+    options: &SessionOptions,
+    json_mode: bool,
+) {
+    let known = tool_registry::tools(tool_registry::ToolFilter::from_env(), |t| {
+        (!options.offer_tool_search && t.name() == "ToolSearch")
+            || not_offered_because(t.name(), options).is_some()
+    });
     let outcomes: Vec<(&ToolUse, tool_exec::CallOutcome)> = tool_uses
         .into_iter()
         .map(|t| {
@@ -559,7 +564,9 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             // No call ran, and each block read still gets its result: refused, as the
             // calls a user interrupts before they start are.
             match input {
-                Input::Recorded(turn) => unstarted_results(turn.tool_uses(), args.json),
+                Input::Recorded(turn) => {
+                    unstarted_results(turn.tool_uses(), &options, args.json)
+                }
                 Input::Live { mut items, .. } => {
                     let mut read = Vec::new();
                     while let Ok(item) = items.try_recv() {
@@ -567,7 +574,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                             read.push(tool_use);
                         }
                     }
-                    unstarted_results(&read, args.json);
+                    unstarted_results(&read, &options, args.json);
                 }
             }
             eoutln!("toolwright run: cancelled by a signal");

@@ -256,22 +256,30 @@ fn is_anchored(pattern: &str) -> bool {
     pattern.trim_end_matches('/').contains('/')
 }
 
-/// `pattern` without its `.` parts (`./src/*.rs`, `src/./*.rs`), which no walked path has,
-/// so that the pattern matched nothing; it names what it names in a shell. An anchored
-/// pattern stays anchored (`./*` becomes `/*`, the files at the top, not `*`, every file),
-/// and a leading `!` (a Grep `glob` that excludes) stays. A pattern of nothing but `.`
-/// parts is left as it is.
+/// `pattern` without its `.` parts (`./src/*.rs`, `src/./*.rs`) and its empty inner parts
+/// (`src//*.rs`, one `/` as in a path), which no walked path has, so that the pattern
+/// matched nothing; it names what it names in a shell. A leading `/` (anchored; `//src`
+/// is `/src`) and a trailing one (directories only) stay. An anchored pattern stays
+/// anchored (`./*` becomes `/*`, the files at the top, not `*`, every file), and a leading
+/// `!` (a Grep `glob` that excludes) stays. A pattern of nothing but `.` parts and `/` is
+/// left as it is.
 pub(crate) fn without_dot_parts(pattern: &str) -> Cow<'_, str> {
     let (bang, body) = match pattern.strip_prefix('!') {
         Some(body) => ("!", body),
         None => ("", pattern),
     };
-    if !body.split('/').any(|part| part == ".") {
+    let parts: Vec<&str> = body.split('/').collect();
+    let last = parts.len() - 1;
+    // The first and the last part may be empty: a leading `/`, a trailing `/`.
+    let dropped = |i: usize, part: &str| part == "." || (part.is_empty() && i != 0 && i != last);
+    if !parts.iter().enumerate().any(|(i, part)| dropped(i, part)) {
         return Cow::Borrowed(pattern);
     }
-    let kept = body
-        .split('/')
-        .filter(|part| *part != ".")
+    let kept = parts
+        .iter()
+        .enumerate()
+        .filter(|(i, part)| !dropped(*i, part))
+        .map(|(_, part)| *part)
         .collect::<Vec<_>>()
         .join("/");
     if kept.trim_matches('/').is_empty() {

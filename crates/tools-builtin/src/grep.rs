@@ -163,6 +163,12 @@ pub struct GrepOutput {
     /// searched).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anchored_glob: Option<String>,
+    /// Set when a `glob` that picks files (not only `!` ones) was given and no file was
+    /// searched, for another reason than an [`anchored_glob`](Self::anchored_glob) (most
+    /// often, the files it names are all in an ignored directory): the `glob` as given, which the result names with what to do (a
+    /// Toolwright addition; ripgrep warns that no files were searched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsearched_glob: Option<String>,
     /// Set when the search stopped at its time limit ([`DEFAULT_TIMEOUT`]), so that matches
     /// may be missing: the limit, in milliseconds (a Toolwright addition; Claude Code says
     /// "Ripgrep search timed out").
@@ -201,6 +207,8 @@ struct Plan {
     only_matching: bool,
     multiline: bool,
     globs: Vec<String>,
+    /// The `glob` as the call gave it (trimmed), for the result to name.
+    glob_text: Option<String>,
     file_type: Option<String>,
     head_limit: usize,
     offset: usize,
@@ -365,6 +373,7 @@ where
         only_matching: content && input.only_matching.unwrap_or(false),
         multiline,
         globs,
+        glob_text: input.glob.as_deref().map(|g| g.trim().to_owned()),
         file_type,
         head_limit: input.head_limit.map_or(DEFAULT_HEAD_LIMIT, to_usize),
         offset: input.offset.map_or(0, to_usize),
@@ -488,6 +497,14 @@ fn render(output: &GrepOutput) -> String {
             "\n\n[No file was searched: a glob is matched against paths relative to the \
              searched directory, and `{glob}` starts with /, which anchors it there. Give the \
              directory as `path` and a glob relative to it.]"
+        ));
+    }
+    if let Some(glob) = &output.unsearched_glob {
+        let glob = crate::glob::quoted(glob);
+        text.push_str(&format!(
+            "\n\n[No file was searched: no file matched the glob `{glob}`. Files that \
+             .gitignore, .ignore or .rgignore rules ignore are skipped; to search an ignored \
+             directory or file, give it as `path` (with a glob relative to it, if any).]"
         ));
     }
     if let Some(limit_ms) = output.timed_out_after_ms {
@@ -1144,6 +1161,9 @@ struct Found {
     /// A `glob` starting with `/` whose directory is not below the root, when the walk
     /// searched no file ([`GrepOutput::anchored_glob`]).
     anchored_glob: Mutex<Option<String>>,
+    /// Set when the walk searched no file though a `glob` that picks files was given, and no
+    /// [`anchored_glob`](Self::anchored_glob) explains it ([`GrepOutput::unsearched_glob`]).
+    glob_let_nothing_through: AtomicBool,
     /// When the search stops, with what it found.
     deadline: Instant,
     /// The time limit, for the note.
@@ -1163,6 +1183,7 @@ impl Found {
             unreadable: Mutex::default(),
             searched_any: AtomicBool::new(false),
             anchored_glob: Mutex::default(),
+            glob_let_nothing_through: AtomicBool::new(false),
             // A limit past what an `Instant` holds is the default one.
             deadline: started
                 .checked_add(limit)
@@ -1343,11 +1364,20 @@ fn walk(plan: &Plan, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), Too
         };
         walker.build_parallel().visit(&mut builder);
         let stopped = found.timed_out.load(Ordering::Relaxed) || Instant::now() >= found.deadline;
+        // Nothing searched (ripgrep warns then): said, with what may be why, when a glob
+        // that picks files was given (one that only excludes, `!*.rs`, says what it left
+        // out itself).
         if !found.searched_any.load(Ordering::Relaxed) && !stopped {
+            let anchored = anchored_elsewhere(&plan.root, &globs);
+            if anchored.is_none() && globs.iter().any(|g| !g.starts_with('!')) {
+                found
+                    .glob_let_nothing_through
+                    .store(true, Ordering::Relaxed);
+            }
             *found
                 .anchored_glob
                 .lock()
-                .unwrap_or_else(PoisonError::into_inner) = anchored_elsewhere(&plan.root, &globs);
+                .unwrap_or_else(PoisonError::into_inner) = anchored;
         }
     }
     Ok(())
@@ -1391,6 +1421,10 @@ fn finish(plan: &Plan, found: &Found) -> Result<GrepOutput, ToolError> {
         .timed_out
         .load(Ordering::Relaxed)
         .then(|| millis(found.limit));
+    let unsearched_glob = found
+        .glob_let_nothing_through
+        .load(Ordering::Relaxed)
+        .then(|| plan.glob_text.clone().unwrap_or_default());
     let mut found = std::mem::replace(
         &mut *found.hits.lock().unwrap_or_else(PoisonError::into_inner),
         Hits::new(plan),
@@ -1414,6 +1448,7 @@ fn finish(plan: &Plan, found: &Found) -> Result<GrepOutput, ToolError> {
         unreadable: Vec::new(),
         unreadable_count: 0,
         anchored_glob,
+        unsearched_glob,
         timed_out_after_ms: timed_out,
     };
     out.unreadable_count = unreadable.count;

@@ -1427,7 +1427,23 @@ pub enum ServerState {
 struct Backoff {
     failures: u32,
     retry_at: Option<Instant>,
-    last_error: Option<String>,
+    last_error: Option<ConnectFailure>,
+}
+
+/// Why a connection attempt failed: what happened, and apart from it the tail of the
+/// server's log (empty, or lines that start with a line break: [`ServerConn::stderr_note`]),
+/// so that a message can say more after what happened and still end with the log. Shown
+/// whole, the log follows what happened.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ConnectFailure {
+    what: String,
+    log: String,
+}
+
+impl std::fmt::Display for ConnectFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.what, self.log)
+    }
 }
 
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -1766,9 +1782,16 @@ impl ServerConn {
         match &self.config.transport {
             TransportConfig::Stdio { command, args, env } => {
                 let mut cmd = tokio::process::Command::new(command);
+                // Its depth in a chain of MCP servers after the entry's own `env`, which cannot
+                // reset it: a server that is itself a client (`toolwright serve`) then loads
+                // no configured servers that would start it again.
                 cmd.args(args)
                     .envs(env)
                     .env("CLAUDE_PROJECT_DIR", &self.opts.project_dir)
+                    .env(
+                        crate::config::MCP_DEPTH_VAR,
+                        self.opts.mcp_depth.saturating_add(1).to_string(),
+                    )
                     .kill_on_drop(true);
                 if self.opts.project_dir.is_dir() {
                     cmd.current_dir(&self.opts.project_dir);
@@ -1913,7 +1936,7 @@ impl ServerConn {
     }
 
     /// Connects (first time or after a loss) and lists the tools. Errors name the server.
-    pub(crate) async fn connect_and_list(self: &Arc<Self>) -> Result<Arc<Live>, String> {
+    pub(crate) async fn connect_and_list(self: &Arc<Self>) -> Result<Arc<Live>, ConnectFailure> {
         let connected = match self.connect_once().await {
             Ok(live) => match unsupported_version(&live) {
                 // The lifecycle's rule (and the TypeScript SDK's): a client that does not
@@ -1937,9 +1960,12 @@ impl ServerConn {
         let live = match connected {
             Ok(live) => live,
             Err(e) => {
-                let message = self.scrub(format!("{e}{}", self.stderr_note().await));
-                *lock(&self.state) = ServerState::Failed(message.clone());
-                return Err(message);
+                let failure = ConnectFailure {
+                    what: self.scrub(e),
+                    log: self.scrub(self.stderr_note().await),
+                };
+                *lock(&self.state) = ServerState::Failed(failure.to_string());
+                return Err(failure);
             }
         };
         // Stored before the listing, so that a `tools/list_changed` sent meanwhile re-lists
@@ -1965,7 +1991,10 @@ impl ServerConn {
                 live.close().await;
             }
             listing.armed = false;
-            return Err(format!("{}: the MCP manager was shut down", self.label()));
+            return Err(ConnectFailure {
+                what: format!("{}: the MCP manager was shut down", self.label()),
+                log: String::new(),
+            });
         }
         *lock(&self.state) = ServerState::Connected;
         let has_resources = live
@@ -2014,9 +2043,12 @@ impl ServerConn {
             live.close().await;
             // What it wrote as it died (a server that starts, then exits on its first
             // request: "fatal: GITHUB_TOKEN not set") says why, as for a failed start.
-            let e = format!("{e}{}", self.scrub(self.stderr_note().await));
-            *lock(&self.state) = ServerState::Failed(e.clone());
-            return Err(e);
+            let failure = ConnectFailure {
+                what: e,
+                log: self.scrub(self.stderr_note().await),
+            };
+            *lock(&self.state) = ServerState::Failed(failure.to_string());
+            return Err(failure);
         }
         live.listed.store(true, Ordering::SeqCst);
         Ok(live)
@@ -2142,11 +2174,16 @@ impl ServerConn {
             let backoff = lock(&self.backoff);
             if let (Some(at), Some(err)) = (backoff.retry_at, &backoff.last_error) {
                 let now = Instant::now();
+                // The server's log after the notice, as the failure itself said it: inside
+                // the parenthesis its lines would end with the notice.
                 if at > now {
                     return Err(ToolError::msg(self.scrub(format!(
-                        "{} is not connected (last error: {err}); next reconnection attempt in {:.1}s",
+                        "{} is not connected (last error: {}); next reconnection attempt in \
+                         {:.1}s{}",
                         self.label(),
-                        (at - now).as_secs_f64()
+                        err.what,
+                        (at - now).as_secs_f64(),
+                        err.log
                     ))));
                 }
             }
@@ -2196,10 +2233,10 @@ impl ServerConn {
         {
             Ok(())
         } else {
-            self.connect_and_list()
-                .await
-                .map(|_| ())
-                .inspect_err(|e| self.record_initial_failure(e))
+            self.connect_and_list().await.map(|_| ()).map_err(|e| {
+                self.record_initial_failure(&e);
+                e.to_string()
+            })
         };
         abandoned.1 = true;
         result
@@ -2207,11 +2244,14 @@ impl ServerConn {
 
     /// Records the failure of the first connection so that the next use waits for the
     /// backoff instead of retrying at once.
-    fn record_initial_failure(&self, error: &str) {
+    fn record_initial_failure(&self, error: &ConnectFailure) {
         let mut backoff = lock(&self.backoff);
         backoff.failures = 1;
         backoff.retry_at = Some(Instant::now() + backoff_delay(1));
-        backoff.last_error = Some(self.scrub(error.to_owned()));
+        backoff.last_error = Some(ConnectFailure {
+            what: self.scrub(error.what.clone()),
+            log: self.scrub(error.log.clone()),
+        });
     }
 
     /// One `tools/call`, never retried. `cancel` aborts it (sending

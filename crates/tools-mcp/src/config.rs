@@ -24,6 +24,33 @@ pub const RESERVED_SERVER_NAMES: &[&str] = &[
     "Claude Browser",
 ];
 
+/// The environment variable that tells a process how deep it sits in a chain of MCP servers
+/// started one by another: every stdio server this crate starts gets it, one more than the
+/// starting process's own depth ([`McpOptions::mcp_depth`](crate::McpOptions::mcp_depth)).
+/// A process whose depth is 1 or more is itself an MCP server some client of this crate
+/// started (`toolwright serve` named in `~/.claude.json`): [`ConfigLoader::load`] reads only
+/// the servers given to it explicitly (`--mcp-config`), and from [`MAX_MCP_DEPTH`] on none.
+pub const MCP_DEPTH_VAR: &str = "TOOLWRIGHT_MCP_DEPTH";
+
+/// The depth ([`MCP_DEPTH_VAR`]) from which [`ConfigLoader::load`] loads no server at all,
+/// not even the explicit ones: a chain of servers each given the next with `--mcp-config`
+/// ends there.
+pub const MAX_MCP_DEPTH: u32 = 4;
+
+/// This process's depth in a chain of MCP servers, read from [`MCP_DEPTH_VAR`] through
+/// `env`: 0 when unset or unreadable (not a whole number, surrounding blanks aside); a
+/// number too large to hold is the largest.
+pub fn mcp_depth(env: &dyn Fn(&str) -> Option<String>) -> u32 {
+    let Some(raw) = env(MCP_DEPTH_VAR) else {
+        return 0;
+    };
+    match raw.trim().parse::<u32>() {
+        Ok(depth) => depth,
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => u32::MAX,
+        Err(_) => 0,
+    }
+}
+
 /// Where a server entry comes from, highest precedence first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ConfigScope {
@@ -36,7 +63,8 @@ pub enum ConfigScope {
     Managed,
     /// `~/.claude.json` → `projects[<project dir>].mcpServers` (private to one project).
     Local,
-    /// `.mcp.json` at the project root (shared through version control).
+    /// `.mcp.json` in the project directory or a directory above it (shared through
+    /// version control); the nearest one wins for a name.
     Project,
     /// `~/.claude.json` → top-level `mcpServers` (all projects of the user).
     User,
@@ -269,7 +297,8 @@ pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 /// Where to look for configuration, in Claude Code's layout.
 #[derive(Clone)]
 pub struct ConfigLoader {
-    /// The project root: `.mcp.json` is read here, and it keys the local scope.
+    /// The project root: `.mcp.json` is read here and in each directory above it, and it
+    /// keys the local scope.
     pub project_dir: PathBuf,
     /// The file holding user and local servers: `$CLAUDE_CONFIG_DIR/.claude.json`, else
     /// `~/.claude.json`. `None` skips both scopes.
@@ -289,6 +318,11 @@ pub struct ConfigLoader {
     pub managed_dir: Option<PathBuf>,
     /// What the settings allow, deny, disable and provide (see [`McpPolicy`]).
     pub policy: McpPolicy,
+    /// How deep this process sits in a chain of MCP servers ([`MCP_DEPTH_VAR`], read by
+    /// [`new`](Self::new) and [`with_env`](Self::with_env)). From 1 on, only the
+    /// `--mcp-config` servers load (the scopes would start this process again, without
+    /// end); from [`MAX_MCP_DEPTH`] on, none.
+    pub mcp_depth: u32,
 }
 
 impl fmt::Debug for ConfigLoader {
@@ -301,16 +335,19 @@ impl fmt::Debug for ConfigLoader {
             .field("project_trusted", &self.project_trusted)
             .field("managed_dir", &self.managed_dir)
             .field("policy", &self.policy)
+            .field("mcp_depth", &self.mcp_depth)
             .finish_non_exhaustive()
     }
 }
 
 impl ConfigLoader {
     /// A loader for `project_dir` using the process environment: `~/.claude.json` (or
-    /// `$CLAUDE_CONFIG_DIR/.claude.json`) and no `--mcp-config`.
+    /// `$CLAUDE_CONFIG_DIR/.claude.json`), no `--mcp-config`, and the depth of
+    /// [`MCP_DEPTH_VAR`].
     pub fn new(project_dir: impl Into<PathBuf>) -> Self {
         let env: EnvLookup = Arc::new(|name| std::env::var(name).ok());
         let claude_json = default_claude_json(&*env);
+        let mcp_depth = mcp_depth(&*env);
         Self {
             project_dir: project_dir.into(),
             claude_json,
@@ -320,7 +357,15 @@ impl ConfigLoader {
             project_trusted: true,
             managed_dir: Some(tool_core::managed_settings_dir()),
             policy: McpPolicy::default(),
+            mcp_depth,
         }
+    }
+
+    /// The same loader at `depth` in a chain of MCP servers (see
+    /// [`mcp_depth`](Self::mcp_depth)).
+    pub fn with_mcp_depth(mut self, depth: u32) -> Self {
+        self.mcp_depth = depth;
+        self
     }
 
     /// The same loader applying `policy` (built from the session's settings).
@@ -393,26 +438,64 @@ impl ConfigLoader {
         self
     }
 
-    /// The names of the servers the project's `.mcp.json` defines, when the project is not
-    /// trusted and they are therefore left out (empty otherwise).
+    /// The names of the servers the project's `.mcp.json` files (its own and those above
+    /// it) define, when the project is not trusted and they are therefore left out (empty
+    /// otherwise, and in a process that reads no project servers at its
+    /// [`mcp_depth`](Self::mcp_depth)).
     pub fn untrusted_project_servers(&self) -> Vec<String> {
-        if self.project_trusted || self.strict {
+        if self.project_trusted || self.strict || self.mcp_depth > 0 {
             return Vec::new();
         }
-        let file = self.project_dir.join(".mcp.json");
-        read_json(&file, false, &mut Vec::new())
-            .map(|doc| {
+        let mut names: Vec<String> = Vec::new();
+        for (file, doc) in self.project_documents(&mut Vec::new()) {
+            for server in
                 self.parse_document(&doc, ConfigScope::Project, Some(&file), &mut Vec::new())
-                    .into_iter()
-                    .map(|s| s.name)
-                    .collect()
-            })
-            .unwrap_or_default()
+            {
+                if !names.contains(&server.name) {
+                    names.push(server.name);
+                }
+            }
+        }
+        names
     }
 
-    /// The same loader with an environment lookup (also used to find `.claude.json`).
+    /// The `.mcp.json` files of the project scope, nearest first: the project directory's
+    /// own, then each directory's above it up to the root, as Claude Code finds them. A file
+    /// above the project that another user may have put there or may change (its directory
+    /// is writable by everyone, as `/tmp` is, and it is neither ours nor root's; or the file
+    /// itself is writable by everyone) is not read, with a warning: such a file would name
+    /// the programs to start for every project below it.
+    fn project_documents(&self, diags: &mut Vec<Diagnostic>) -> Vec<(PathBuf, Value)> {
+        let start = std::path::absolute(&self.project_dir).unwrap_or(self.project_dir.clone());
+        let mut out = Vec::new();
+        for (at, dir) in start.ancestors().enumerate() {
+            let file = dir.join(".mcp.json");
+            if at > 0
+                && let Some(why) = foreign_file(&file)
+            {
+                diags.push(Diagnostic::warning(
+                    None,
+                    Some(&file),
+                    format!(
+                        "not read: {why}; a `.mcp.json` above the project that another user \
+                         could have written does not name servers to start (move it, or make \
+                         it yours and writable by you alone, to use it)"
+                    ),
+                ));
+                continue;
+            }
+            if let Some(doc) = read_json(&file, false, diags) {
+                out.push((file, doc));
+            }
+        }
+        out
+    }
+
+    /// The same loader with an environment lookup (also used to find `.claude.json`, and
+    /// for the [`mcp_depth`](Self::mcp_depth)).
     pub fn with_env(mut self, env: EnvLookup) -> Self {
         self.claude_json = default_claude_json(&*env);
+        self.mcp_depth = mcp_depth(&*env);
         self.env = env;
         self
     }
@@ -425,10 +508,135 @@ impl ConfigLoader {
 
     /// Loads every scope and merges them: the same name in several scopes takes the whole
     /// entry from the highest one (enterprise > dynamic > managed > local > project > user;
-    /// no field merge; among `--mcp-config` arguments, the last one that names it), then
-    /// applies the [`policy`](Self::policy). With an enterprise `managed-mcp.json`, only its
-    /// servers and the managed ones are read. Servers come back sorted by name.
+    /// no field merge; among `--mcp-config` arguments, the last one that names it; among
+    /// `.mcp.json` files, the nearest to the project directory), then applies the
+    /// [`policy`](Self::policy). With an enterprise `managed-mcp.json`, only its servers and
+    /// the managed ones are read. Servers come back sorted by name.
+    ///
+    /// A process that is itself an MCP server started by a client of this crate
+    /// ([`mcp_depth`](Self::mcp_depth) 1 or more) reads only `--mcp-config` (none beside an
+    /// enterprise `managed-mcp.json`, which ignores it), with a warning naming the servers
+    /// of the other scopes left out; from [`MAX_MCP_DEPTH`] on it loads none, with a
+    /// warning saying so.
     pub fn load(&self) -> (Vec<ServerConfig>, Vec<Diagnostic>) {
+        let depth = self.mcp_depth;
+        if depth >= MAX_MCP_DEPTH {
+            return (
+                Vec::new(),
+                vec![Diagnostic::warning(
+                    None,
+                    None,
+                    format!(
+                        "{MCP_DEPTH_VAR}={depth}: this process is an MCP server at the end of a \
+                         chain of {depth} started one by another, so it loads no MCP server at \
+                         all, not even those given with --mcp-config: the chain ends here"
+                    ),
+                )],
+            );
+        }
+        if depth == 0 {
+            return self.load_scopes();
+        }
+        // What the scopes would have given: said, not started.
+        let everything = Self {
+            mcp_depth: 0,
+            mcp_config_args: Vec::new(),
+            ..self.clone()
+        };
+        let mut left_out: Vec<String> = everything
+            .load_scopes()
+            .0
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        let mut diags = Vec::new();
+        let mut found = Vec::new();
+        let enterprise = self.enterprise_config();
+        if enterprise.is_none() {
+            found.extend(self.dynamic_servers(&mut diags));
+        }
+        let (servers, mut more) = self.apply_policy(found, &[], Vec::new());
+        left_out.retain(|name| !servers.iter().any(|s| &s.name == name));
+        if !left_out.is_empty() {
+            let shown: Vec<String> = left_out
+                .iter()
+                .take(10)
+                .map(|name| format!("\"{}\"", tool_core::escape_hidden(name)))
+                .collect();
+            let more_names = match left_out.len().saturating_sub(10) {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            let beside = match &enterprise {
+                Some(file) => format!(
+                    "; beside the enterprise MCP configuration ({}) --mcp-config is ignored, \
+                     so none loads",
+                    file.display()
+                ),
+                None => String::new(),
+            };
+            diags.push(Diagnostic::warning(
+                None,
+                None,
+                format!(
+                    "{MCP_DEPTH_VAR}={depth}: this process is an MCP server that toolwright \
+                     started, so it loads only the MCP servers given to it with --mcp-config, \
+                     not those of ~/.claude.json, .mcp.json or the managed configuration, \
+                     which would start more copies of it (a `toolwright serve` among them, \
+                     itself without end): {}{more_names} not loaded{beside}",
+                    shown.join(", ")
+                ),
+            ));
+        }
+        diags.append(&mut more);
+        (servers, diags)
+    }
+
+    /// The servers of the `--mcp-config` arguments: a name given in several comes from the
+    /// last of them, as in Claude Code (its configs are spread into one object in order).
+    fn dynamic_servers(&self, diags: &mut Vec<Diagnostic>) -> Vec<Pending> {
+        let mut dynamic: Vec<Pending> = Vec::new();
+        let mut add_dynamic = |servers: Vec<Pending>| {
+            for pending in servers {
+                dynamic.retain(|earlier| earlier.server.name != pending.server.name);
+                dynamic.push(pending);
+            }
+        };
+        for arg in &self.mcp_config_args {
+            if tool_core::is_inline_json(arg) {
+                let trimmed = tool_core::without_bom(arg).trim_start();
+                match tool_core::parse_config_json(trimmed) {
+                    Ok(doc) => add_dynamic(self.parse_document_pending(
+                        &doc,
+                        ConfigScope::Dynamic,
+                        None,
+                        diags,
+                        true,
+                    )),
+                    Err(e) => diags.push(Diagnostic::error(
+                        None,
+                        None,
+                        format!("--mcp-config argument is not valid JSON: {e}"),
+                    )),
+                }
+            } else {
+                let path = resolve(&self.project_dir, tool_core::without_bom(arg).trim_start());
+                if let Some(doc) = read_json(&path, true, diags) {
+                    add_dynamic(self.parse_document_pending(
+                        &doc,
+                        ConfigScope::Dynamic,
+                        Some(&path),
+                        diags,
+                        true,
+                    ));
+                }
+            }
+        }
+        dynamic
+    }
+
+    /// [`load`](Self::load) at depth 0: every scope.
+    fn load_scopes(&self) -> (Vec<ServerConfig>, Vec<Diagnostic>) {
         let mut diags = Vec::new();
         let mut found: Vec<Pending> = Vec::new();
 
@@ -485,47 +693,9 @@ impl ConfigLoader {
             found.extend(provided);
         }
 
-        // A name given in several `--mcp-config` arguments comes from the last one, as in
-        // Claude Code (its configs are spread into one object in order); the merge below
-        // keeps the first of equal scope, so earlier ones are left out here.
-        let mut dynamic: Vec<Pending> = Vec::new();
-        let mut add_dynamic = |servers: Vec<Pending>| {
-            for pending in servers {
-                dynamic.retain(|earlier| earlier.server.name != pending.server.name);
-                dynamic.push(pending);
-            }
-        };
-        for arg in &self.mcp_config_args {
-            if tool_core::is_inline_json(arg) {
-                let trimmed = tool_core::without_bom(arg).trim_start();
-                match tool_core::parse_config_json(trimmed) {
-                    Ok(doc) => add_dynamic(self.parse_document_pending(
-                        &doc,
-                        ConfigScope::Dynamic,
-                        None,
-                        &mut diags,
-                        true,
-                    )),
-                    Err(e) => diags.push(Diagnostic::error(
-                        None,
-                        None,
-                        format!("--mcp-config argument is not valid JSON: {e}"),
-                    )),
-                }
-            } else {
-                let path = resolve(&self.project_dir, tool_core::without_bom(arg).trim_start());
-                if let Some(doc) = read_json(&path, true, &mut diags) {
-                    add_dynamic(self.parse_document_pending(
-                        &doc,
-                        ConfigScope::Dynamic,
-                        Some(&path),
-                        &mut diags,
-                        true,
-                    ));
-                }
-            }
-        }
-        found.extend(dynamic);
+        // A name given in several `--mcp-config` arguments comes from the last one; the
+        // merge below keeps the first of equal scope, so earlier ones are left out there.
+        found.extend(self.dynamic_servers(&mut diags));
 
         if !self.strict {
             if let Some(claude_json) = &self.claude_json
@@ -549,22 +719,22 @@ impl ConfigLoader {
                     true,
                 ));
             }
-            let project_file = self.project_dir.join(".mcp.json");
-            if self.project_trusted
-                && let Some(doc) = read_json(&project_file, false, &mut diags)
-            {
-                // Rejected ones are left out before scopes merge, like untrusted ones.
-                found.extend(
-                    self.parse_document_pending(
-                        &doc,
-                        ConfigScope::Project,
-                        Some(&project_file),
-                        &mut diags,
-                        true,
-                    )
-                    .into_iter()
-                    .filter(|p| !self.policy.is_project_server_disabled(&p.server.name)),
-                );
+            // Nearest first: the merge keeps the first of equal scope.
+            if self.project_trusted {
+                for (project_file, doc) in self.project_documents(&mut diags) {
+                    // Rejected ones are left out before scopes merge, like untrusted ones.
+                    found.extend(
+                        self.parse_document_pending(
+                            &doc,
+                            ConfigScope::Project,
+                            Some(&project_file),
+                            &mut diags,
+                            true,
+                        )
+                        .into_iter()
+                        .filter(|p| !self.policy.is_project_server_disabled(&p.server.name)),
+                    );
+                }
             }
         }
         self.apply_policy(found, &exempt, diags)
@@ -1035,6 +1205,37 @@ fn is_env_name(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Why `file`, a `.mcp.json` above the project, may be another user's doing: it is
+/// writable by everyone, or it sits in a directory writable by everyone and belongs to
+/// neither this process's user nor root. `None` when neither holds (or it does not exist).
+#[cfg(unix)]
+fn foreign_file(file: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::metadata(file).ok()?;
+    if meta.mode() & 0o002 != 0 {
+        return Some("it is writable by every user".to_owned());
+    }
+    let owner = meta.uid();
+    if owner == 0 || owner == tool_core::process::effective_uid() {
+        return None;
+    }
+    let dir_open = file
+        .parent()
+        .and_then(|dir| std::fs::metadata(dir).ok())
+        .is_some_and(|dir| dir.mode() & 0o002 != 0);
+    dir_open.then(|| {
+        format!(
+            "it belongs to user id {owner}, in a directory every user may write to, where \
+             anyone may have put it"
+        )
+    })
+}
+
+#[cfg(not(unix))]
+fn foreign_file(_file: &Path) -> Option<String> {
+    None
 }
 
 fn resolve(base: &Path, p: &str) -> PathBuf {

@@ -86,8 +86,9 @@ mod tool;
 
 pub use client::ServerState;
 pub use config::{
-    ConfigLoader, ConfigScope, Diagnostic, EnvLookup, RESERVED_SERVER_NAMES, ServerConfig,
-    Severity, TransportConfig, default_claude_json, expand_env, parse_mcp_json,
+    ConfigLoader, ConfigScope, Diagnostic, EnvLookup, MAX_MCP_DEPTH, MCP_DEPTH_VAR,
+    RESERVED_SERVER_NAMES, ServerConfig, Severity, TransportConfig, default_claude_json,
+    expand_env, mcp_depth, parse_mcp_json,
 };
 pub use manager::{McpManager, ServerStatus};
 pub use naming::{MAX_TOOL_NAME_LEN, mcp_tool_name, normalize_name_for_mcp, parse_mcp_tool_name};

@@ -96,6 +96,13 @@ pub struct McpOptions {
     pub sampling: Option<Arc<dyn SamplingHandler>>,
     /// Called when a server's tool list changed.
     pub on_tools_changed: Option<ToolsChangedHook>,
+    /// How deep this process sits in a chain of MCP servers
+    /// ([`MCP_DEPTH_VAR`](crate::MCP_DEPTH_VAR), read by [`from_env`](Self::from_env); 0 for
+    /// [`new`](Self::new)). Every stdio server started gets one more in that variable, which
+    /// its own `env` cannot change, so that a server that is itself a client of this crate
+    /// (`toolwright serve`) loads no configured servers that would start it again
+    /// ([`ConfigLoader::mcp_depth`](crate::ConfigLoader::mcp_depth)).
+    pub mcp_depth: u32,
     /// What [`from_env`](Self::from_env) could not use, one sentence each (the variable, its
     /// value and the default used instead). [`McpManager::connect`](crate::McpManager::connect)
     /// returns them as warnings.
@@ -118,6 +125,7 @@ impl fmt::Debug for McpOptions {
             .field("elicitation", &self.elicitation.is_some())
             .field("sampling", &self.sampling.is_some())
             .field("on_tools_changed", &self.on_tools_changed.is_some())
+            .field("mcp_depth", &self.mcp_depth)
             .field("env_warnings", &self.env_warnings)
             .finish()
     }
@@ -140,13 +148,15 @@ impl McpOptions {
             elicitation: None,
             sampling: None,
             on_tools_changed: None,
+            mcp_depth: 0,
             env_warnings: Vec::new(),
         }
     }
 
     /// Defaults overridden by `MCP_TIMEOUT`, `MCP_TOOL_TIMEOUT`,
     /// `CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT` (milliseconds) and `MAX_MCP_OUTPUT_TOKENS` from the
-    /// process environment. A value that is not a positive whole number (`abc`, `-1`, `0`,
+    /// process environment, and [`mcp_depth`](Self::mcp_depth) from `TOOLWRIGHT_MCP_DEPTH`
+    /// ([`crate::config::mcp_depth`]: 0 when unset or unreadable, without a warning). A value that is not a positive whole number (`abc`, `-1`, `0`,
     /// `1.5e3`) is not used: the default stays, and a sentence saying so goes to
     /// [`env_warnings`](Self::env_warnings). A whole number too large to hold (over
     /// `u64::MAX`) is taken as the largest, with a sentence saying so. An empty value counts
@@ -217,6 +227,7 @@ impl McpOptions {
         ) {
             opts.max_output_tokens = usize::try_from(tokens).unwrap_or(usize::MAX);
         }
+        opts.mcp_depth = crate::config::mcp_depth(env);
         opts.env_warnings = warnings;
         opts
     }

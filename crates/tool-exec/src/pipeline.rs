@@ -529,7 +529,15 @@ impl Pipeline {
         }
         let stop = pre.stop;
         let seen = match pre.updated_input {
-            Some(update) => as_checked(tool.as_ref(), update, &ctx).await,
+            Some(update) => match as_checked(tool.as_ref(), update.clone(), &ctx).await {
+                Ok(seen) => seen,
+                // A rewrite the tool cannot take could never run: refused here with the
+                // reason, before anyone is asked about it (a hook's deny still decides).
+                Err(message) if !matches!(pre.decision, Some(HookDecision::Deny { .. })) => {
+                    return refused_change(tool_use, message, None, messages_before, stop);
+                }
+                Err(_) => update,
+            },
             None => observed.clone().unwrap_or_else(|| input.clone()),
         };
 
@@ -577,6 +585,12 @@ impl Pipeline {
                     }
                 };
                 (decided, source, reason)
+            }
+            Resolved::Invalid { message, accepted } => {
+                if let Some((source, _)) = &accepted {
+                    tracing::info!(target: "toolwright::tool_decision", decision = "accept", source, tool_name = %tool_use.name, "tool_decision");
+                }
+                return refused_change(tool_use, message, accepted, messages_before, stop);
             }
             Resolved::Rejected {
                 message,
@@ -826,11 +840,7 @@ impl Pipeline {
         };
         let input = tool.parse_input(changed).map_err(|e| {
             refused(
-                tool_use_error(format_args!(
-                    "InputValidationError: the input as changed by a hook or the permission \
-                     prompt is not valid: {}",
-                    e.message()
-                )),
+                invalid_change_text(&e),
                 Ending::InvalidInput,
                 messages_before,
             )
@@ -929,7 +939,15 @@ impl Pipeline {
             }) => {
                 let has_update = updated_input.is_some();
                 let input = match updated_input {
-                    Some(update) => as_checked(tool, update, ctx).await,
+                    Some(update) => match as_checked(tool, update, ctx).await {
+                        Ok(checked) => checked,
+                        Err(message) => {
+                            return Resolved::Invalid {
+                                message,
+                                accepted: Some(("hook", hook_reason(reason))),
+                            };
+                        }
+                    },
                     None => input,
                 };
                 if tool.requires_user_interaction() && !has_update {
@@ -963,8 +981,17 @@ impl Pipeline {
                 updated_input,
                 reason,
             }) => {
+                // An input the tool cannot take is never put to the user.
                 let input = match updated_input {
-                    Some(update) => as_checked(tool, update, ctx).await,
+                    Some(update) => match as_checked(tool, update, ctx).await {
+                        Ok(checked) => checked,
+                        Err(message) => {
+                            return Resolved::Invalid {
+                                message,
+                                accepted: None,
+                            };
+                        }
+                    },
                     None => input,
                 };
                 // Deny rules hold whatever a hook says: a hook asking must not put a denied
@@ -1079,8 +1106,18 @@ impl Pipeline {
                         "PermissionRequest hook: its updatedPermissions were not all applied: {problem}"
                     )));
                 }
+                // An input the tool cannot take could never run: refused here, never put to
+                // the user by an ask rule.
                 let input = match updated_input {
-                    Some(update) => as_checked(tool, update, ctx).await,
+                    Some(update) => match as_checked(tool, update, ctx).await {
+                        Ok(checked) => checked,
+                        Err(message) => {
+                            return Err(Resolved::Invalid {
+                                message,
+                                accepted: Some(("hook", hook_reason(None))),
+                            });
+                        }
+                    },
                     None => input,
                 };
                 match off_the_workers(self.permissions.check_rule_based(tool, &input, ctx)).await {
@@ -1415,6 +1452,15 @@ enum Resolved {
         /// which a log of the call names. `None` for a question withdrawn unanswered.
         judged: Option<Value>,
     },
+    /// A hook changed the input into one the tool's schema refuses: it could never run, so
+    /// it is refused with the reason ([`Ending::InvalidInput`]) before anyone is asked.
+    Invalid {
+        /// The validation error for the model.
+        message: String,
+        /// The source and reason of the hook's allow that came with the change, if any
+        /// (what the outcome reports as its decision).
+        accepted: Option<(&'static str, Option<DecisionReason>)>,
+    },
 }
 
 impl Resolved {
@@ -1460,17 +1506,55 @@ pub async fn off_the_workers<F: std::future::Future>(step: F) -> F::Output {
 /// step (with the repairs the call itself will get: `"timeout": "60000"` becomes a number)
 /// and with its derived fields filled in ([`Tool::observable_input`]), as the model's input
 /// is. Raw, an input the tool's typed view cannot read has no permission subject, and no
-/// content rule or safety check would see it. An update the schema refuses is passed as it
-/// is: it never runs (the recheck after the decision refuses it). The derived fields may
-/// look at the file system, so this runs off the runtime's workers ([`off_the_workers`]).
-async fn as_checked(tool: &dyn Tool, update: Value, ctx: &ToolUseContext) -> Value {
+/// content rule or safety check would see it. An update the schema refuses is an error, the
+/// validation error for the model ([`invalid_change_text`]): it could never run, so the
+/// call is refused with it at once, never put to the user or judged by the rules as a call
+/// they cannot read. The derived fields may look at the file system, so this runs off the
+/// runtime's workers ([`off_the_workers`]).
+async fn as_checked(tool: &dyn Tool, update: Value, ctx: &ToolUseContext) -> Result<Value, String> {
     off_the_workers(async {
-        match tool.parse_input(update.clone()) {
-            Ok(parsed) => tool.observable_input(&parsed, ctx).unwrap_or(parsed),
-            Err(_) => update,
-        }
+        let parsed = tool
+            .parse_input(update)
+            .map_err(|e| invalid_change_text(&e))?;
+        Ok(tool.observable_input(&parsed, ctx).unwrap_or(parsed))
     })
     .await
+}
+
+/// What the model is told of an input a hook or the permission prompt changed into one the
+/// tool's schema refuses.
+fn invalid_change_text(e: &tool_core::InputError) -> String {
+    tool_use_error(format_args!(
+        "InputValidationError: the input as changed by a hook or the permission prompt is \
+         not valid: {}",
+        e.message()
+    ))
+}
+
+/// The outcome of a call whose input a hook changed into one the tool's schema refuses
+/// (`message`, [`invalid_change_text`]): [`Ending::InvalidInput`], with the hooks' messages,
+/// the decision of the hook's allow that came with the change (`accepted`, if any) and a
+/// hook's `continue: false`, which still ends the turn.
+fn refused_change(
+    tool_use: &ToolUse,
+    message: String,
+    accepted: Option<(&'static str, Option<DecisionReason>)>,
+    messages_before: Vec<Message>,
+    stop: Option<Option<String>>,
+) -> CallOutcome {
+    let mut out = CallOutcome::new(
+        tool_use,
+        ToolResultBlock::error(&tool_use.id, message),
+        Ending::InvalidInput,
+    );
+    out.messages_before = messages_before;
+    if let Some((source, reason)) = accepted {
+        out.decision = Some(("accept", source));
+        out.decision_reason = reason;
+    }
+    out.stop_turn = stop;
+    note_stopped(&mut out, "PreToolUse");
+    out
 }
 
 /// The input for the call (Claude Code's rule, step 3.4.9): hooks and permission checks saw

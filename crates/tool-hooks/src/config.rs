@@ -1450,14 +1450,20 @@ impl HooksConfig {
     /// the first one's place, as the last one is configured (a later settings file's
     /// timeout wins, as in Claude Code).
     pub fn matching(&self, event: &str, matcher_value: Option<&str>) -> Vec<&HookHandler> {
+        self.matching_by(event, |m| matcher_value.is_none_or(|v| m.is_match(v)))
+    }
+
+    /// [`matching`](Self::matching) with the groups whose matcher `hit` accepts (a tool
+    /// event's groups by any of the tool's names).
+    pub(crate) fn matching_by(
+        &self,
+        event: &str,
+        hit: impl Fn(&Matcher) -> bool,
+    ) -> Vec<&HookHandler> {
         let mut seen = std::collections::HashMap::new();
         let mut out: Vec<&HookHandler> = Vec::new();
         for group in self.groups(event) {
-            let hit = match matcher_value {
-                Some(v) => group.matcher.is_match(v),
-                None => true,
-            };
-            if !hit {
+            if !hit(&group.matcher) {
                 continue;
             }
             for h in &group.hooks {

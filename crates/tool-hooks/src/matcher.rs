@@ -210,6 +210,9 @@ impl Matcher {
 ///   not seen whole for (a command that does not say what it runs, a tool the matcher
 ///   cannot see) is [`IfMatch::FailOpen`]: the hook runs, so that a guard's deny or ask
 ///   holds, but an `allow` it returns (and its `updatedInput`) is not honoured.
+/// - It says whether a rule covers the whole call, as an allow rule must
+///   ([`RuleMatcher::covers_call`]): a hook chosen by an `if` that matched one subcommand
+///   of `npm test; rm -rf x` runs (a guard must), but approves nothing.
 pub trait RuleMatcher: Send + Sync {
     /// Whether `rule` matches the call of `tool_name` with `tool_input`.
     fn matches(&self, rule: &str, tool_name: &str, tool_input: &Value) -> bool;
@@ -224,6 +227,88 @@ pub trait RuleMatcher: Send + Sync {
             IfMatch::No
         }
     }
+
+    /// Whether `rule`, read as an allow rule, covers all of the call: for a shell command,
+    /// whether it matches **every** subcommand, as an allow rule with the same pattern must
+    /// (`Bash(npm test *)` covers `npm test && npm test --ci`, not `npm test; rm -rf x`).
+    /// Asked of a hook whose `if` matched ([`IfMatch::Exact`]) and that approves the call:
+    /// its allow (with the `updatedInput` or `updatedPermissions` that come with it) counts
+    /// only when this is `true`; otherwise it is treated as a hook whose `if` matched by
+    /// failing open (it guards, never approves).
+    ///
+    /// The default is conservative, for a host that does not say more: a call whose input
+    /// has a `command` string is cut into its parts at every `;`, `&`, `|` and line break
+    /// (`>&` and `&>` are redirections, not separators; a separator inside quotes cuts too,
+    /// so such a command is covered only when each piece matches on its own), and each part
+    /// must match exactly ([`match_rule`](Self::match_rule), as a command of its own); a
+    /// command with a substitution or process substitution (`$(`, a backquote, `<(`, `>(`)
+    /// is never covered. Any other call is covered when the rule matches it exactly. A host
+    /// with a shell parser should override this with its own allow-rule matching.
+    fn covers_call(&self, rule: &str, tool_name: &str, tool_input: &Value) -> bool {
+        covers_by_parts(self, rule, tool_name, tool_input)
+    }
+}
+
+/// [`RuleMatcher::covers_call`]'s default: each part of a shell command (see
+/// [`command_parts`]) must match `rule` exactly through `matcher`; another call must match
+/// it exactly.
+fn covers_by_parts<M: RuleMatcher + ?Sized>(
+    matcher: &M,
+    rule: &str,
+    tool_name: &str,
+    tool_input: &Value,
+) -> bool {
+    let Some(command) = tool_input.get("command").and_then(Value::as_str) else {
+        return matcher.match_rule(rule, tool_name, tool_input) == IfMatch::Exact;
+    };
+    let Some(parts) = command_parts(command) else {
+        return false;
+    };
+    if parts.is_empty() {
+        return matcher.match_rule(rule, tool_name, tool_input) == IfMatch::Exact;
+    }
+    parts.iter().all(|part| {
+        let mut input = tool_input.clone();
+        input["command"] = Value::String((*part).to_owned());
+        matcher.match_rule(rule, tool_name, &input) == IfMatch::Exact
+    })
+}
+
+/// The parts of a shell command, cut at every `;`, `&`, `|`, carriage return and line feed,
+/// trimmed, empty ones left out: more cuts than a shell makes (inside quotes too), never
+/// fewer. `&` next to `>` or `<` (`2>&1`, `&>`, `<&3`) is part of a redirection, not a
+/// separator. `None` when the command has a command or process substitution (`$(`, a
+/// backquote, `<(`, `>(`): a part that runs inside another cannot be cut out of it.
+pub(crate) fn command_parts(command: &str) -> Option<Vec<&str>> {
+    if ["$(", "`", "<(", ">("].iter().any(|s| command.contains(s)) {
+        return None;
+    }
+    let bytes = command.as_bytes();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let cut = match b {
+            b';' | b'|' | b'\n' | b'\r' => true,
+            b'&' => {
+                let before = i.checked_sub(1).map(|j| bytes[j]);
+                let after = bytes.get(i + 1).copied();
+                !(matches!(before, Some(b'>' | b'<')) || after == Some(b'>'))
+            }
+            _ => false,
+        };
+        if cut {
+            parts.push(&command[start..i]);
+            start = i + 1;
+        }
+    }
+    parts.push(&command[start..]);
+    Some(
+        parts
+            .into_iter()
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .collect(),
+    )
 }
 
 /// How a hook's `if` rule matched a call ([`RuleMatcher::match_rule`]).
@@ -502,6 +587,26 @@ mod tests {
         assert!(Matcher::parse(Some(" * ")).unwrap().is_match("a  b"));
         let m = Matcher::parse(Some(" Edit | Write ")).unwrap();
         assert!(m.is_match("Edit") && m.is_match("Write") && !m.is_match("Bash"));
+    }
+
+    /// A command is cut at every separator a shell may read (more, never fewer: inside
+    /// quotes too), redirections that hold `&` (`2>&1`, `&>`, `<&3`) are not cut, and a
+    /// command with a substitution has no parts that can be told apart.
+    #[test]
+    fn command_parts_cut_at_every_separator() {
+        assert_eq!(
+            command_parts("a; b & c && d || e | f |& g\nh\ri").unwrap(),
+            ["a", "b", "c", "d", "e", "f", "g", "h", "i"]
+        );
+        assert_eq!(
+            command_parts("a 2>&1 &> x <&3").unwrap(),
+            ["a 2>&1 &> x <&3"]
+        );
+        assert_eq!(command_parts("echo 'x;y'").unwrap(), ["echo 'x", "y'"]);
+        assert!(command_parts("  ").unwrap().is_empty());
+        for s in ["a $(b)", "a `b`", "a <(b)", "a >(b)"] {
+            assert_eq!(command_parts(s), None, "{s}");
+        }
     }
 
     #[test]

@@ -75,6 +75,14 @@ pub struct CommonOutcome {
     /// else stdout). Only the results of background hooks
     /// ([`HookRunner::take_async_results`](crate::HookRunner::take_async_results)) hold any.
     pub wake_messages: Vec<HookMessage>,
+    /// What the event's matchers were matched against (the tool's name on a tool event,
+    /// SessionStart's source), when the outcome says it itself: the result of a
+    /// background hook ([`HookRunner::take_async_results`](crate::HookRunner::take_async_results)),
+    /// which a host words without the call at hand. [`messages`](Self::messages) names the
+    /// hook with it when given no `matched` (`PostToolUse:Bash hook additional context: …`,
+    /// as a synchronous hook's context reads). `None` on the outcomes of a run, whose host
+    /// passes it.
+    pub matched: Option<String>,
 }
 
 impl CommonOutcome {
@@ -96,7 +104,8 @@ impl CommonOutcome {
     /// The outcome as conversation messages, in configuration order, worded as Claude Code
     /// words them. `event` is the event; `matched` what its matchers were matched against
     /// (the tool's name on a tool event, SessionStart's source), which names the hook
-    /// (`PreToolUse:Bash`, `SessionStart:startup`). `systemMessage`s and non-blocking errors
+    /// (`PreToolUse:Bash`, `SessionStart:startup`; `None`: the outcome's own
+    /// [`matched`](Self::matched), else the event alone). `systemMessage`s and non-blocking errors
     /// are system messages (for the user); for the model, each as a `<system-reminder>`:
     /// blocking errors as `hook_blocking_error` attachments (unless `include_blocking` is
     /// false, as on PreToolUse where they are already the deny message), `HOOK hook
@@ -114,7 +123,9 @@ impl CommonOutcome {
         matched: Option<&str>,
         include_blocking: bool,
     ) -> Vec<Message> {
-        let named = matched.map_or_else(|| event.to_owned(), |m| format!("{event}:{m}"));
+        let named = matched
+            .or(self.matched.as_deref())
+            .map_or_else(|| event.to_owned(), |m| format!("{event}:{m}"));
         let tool_event = matches!(
             event,
             "PreToolUse"

@@ -14,7 +14,7 @@ use tool_core::{PermissionUpdate, ToolUseContext};
 use crate::config::{
     HandlerKind, HookHandler, HooksConfig, OnFailure, TOOL_EVENTS, default_timeout,
 };
-use crate::matcher::{BasicRuleMatcher, IfMatch, RuleMatcher, if_names_in_other_case};
+use crate::matcher::{BasicRuleMatcher, IfMatch, Matcher, RuleMatcher, if_names_in_other_case};
 use crate::outcome::{
     AsyncHookResult, CommonOutcome, EventOutcome, HookMessage, HookRunReport,
     PermissionDeniedOutcome, PermissionRequestOutcome, PermissionRequestVerdict,
@@ -170,6 +170,54 @@ pub fn agent_transcript_path(transcript: &Path, agent_id: &str) -> PathBuf {
         .join(format!("agent-{agent_id}.jsonl"))
 }
 
+/// What an event's group matchers are tested against (internal).
+#[derive(Clone, Copy)]
+struct Target<'a> {
+    /// The matcher value: the tool's name on a tool event (as the model calls it),
+    /// SessionStart's source, ...; `None` for events without a matcher (every group
+    /// matches).
+    value: Option<&'a str>,
+    /// Another name of the same tool, tested too: the full name of an MCP tool that goes by
+    /// a shortened one ([`full_tool_name`]).
+    full: Option<&'a str>,
+}
+
+impl<'a> Target<'a> {
+    /// `value` alone.
+    fn value(value: Option<&'a str>) -> Self {
+        Self { value, full: None }
+    }
+
+    /// The tool of `call`, also by its `full` name when it has one.
+    fn tool(call: &'a ToolCallInfo, full: Option<&'a str>) -> Self {
+        Self {
+            value: Some(&call.tool_name),
+            full,
+        }
+    }
+
+    /// Whether `matcher` selects the target: any of its names.
+    fn hits(&self, matcher: &Matcher) -> bool {
+        self.value.is_none_or(|v| {
+            matcher.is_match(v) || self.full.is_some_and(|full| matcher.is_match(full))
+        })
+    }
+}
+
+/// The full name (`mcp__SERVER__TOOL`, normalised) of `call`'s tool when it is an MCP tool
+/// of the context whose name was shortened for the API's 64 characters (the model calls it
+/// `mcp__srv__a_very_long…_f169a7c9`), so that a `matcher` naming it in full selects it, as
+/// a permission rule or an `if` naming it so does. `None` for any other tool.
+fn full_tool_name(call: &ToolCallInfo, ctx: &ToolUseContext) -> Option<String> {
+    let info = tool_core::find_tool(ctx.tools(), &call.tool_name)?.mcp_info()?;
+    let full = format!(
+        "mcp__{}__{}",
+        tool_core::normalize_mcp_name(&info.server_name),
+        tool_core::normalize_mcp_name(&info.tool_name)
+    );
+    (full != call.tool_name).then_some(full)
+}
+
 /// What one hook run needs (internal).
 #[derive(Clone, Copy)]
 struct Job<'a> {
@@ -199,6 +247,9 @@ struct HookResult {
     /// The hook's `if` matched only because the call could not be matched as written
     /// ([`IfMatch::FailOpen`]): an allow it returns, and its `updatedInput`, are not taken.
     fail_open: bool,
+    /// The hook's `if` rule when it matched the call exactly: an allow the hook returns
+    /// counts only when the rule covers the whole call ([`RuleMatcher::covers_call`]).
+    if_rule: Option<String>,
 }
 
 impl HookResult {
@@ -214,6 +265,7 @@ impl HookResult {
             exit2_output: None,
             unstarted_guard: None,
             fail_open: false,
+            if_rule: None,
         }
     }
 }
@@ -374,20 +426,21 @@ impl HookRunner {
         }
     }
 
-    /// The runner's state when some handler of `event` matches `matcher_value` (no
-    /// allocation); `None` when there is nothing to run.
-    fn active(&self, event: &str, matcher_value: Option<&str>) -> Option<&Arc<Inner>> {
+    /// The runner's state when some handler of `event` matches `target` (no allocation);
+    /// `None` when there is nothing to run.
+    fn active(&self, event: &str, target: Target<'_>) -> Option<&Arc<Inner>> {
         let inner = self.inner.as_ref()?;
-        let hit =
-            inner.config.groups(event).iter().any(|g| {
-                !g.hooks.is_empty() && matcher_value.is_none_or(|v| g.matcher.is_match(v))
-            });
+        let hit = inner
+            .config
+            .groups(event)
+            .iter()
+            .any(|g| !g.hooks.is_empty() && target.hits(&g.matcher));
         hit.then_some(inner)
     }
 
     /// Whether any handler of `event` matches `matcher_value` (before `if` conditions).
     pub fn has_hooks(&self, event: &str, matcher_value: Option<&str>) -> bool {
-        self.active(event, matcher_value).is_some()
+        self.active(event, Target::value(matcher_value)).is_some()
     }
 
     /// Whether a handler of `event` is there for `tool` by name: its matcher matches `tool`
@@ -499,7 +552,7 @@ impl HookRunner {
     async fn run_raw(
         &self,
         event: &str,
-        matcher_value: Option<&str>,
+        target: Target<'_>,
         call: Option<&ToolCallInfo>,
         input: Map<String, Value>,
         env: &[(String, String)],
@@ -512,7 +565,10 @@ impl HookRunner {
             // Nothing is started for a call that is already cancelled.
             return (
                 Vec::new(),
-                !inner.config.matching(event, matcher_value).is_empty(),
+                !inner
+                    .config
+                    .matching_by(event, |m| target.hits(m))
+                    .is_empty(),
             );
         }
         let is_tool_event = TOOL_EVENTS.contains(&event);
@@ -522,7 +578,7 @@ impl HookRunner {
         // Each handler that runs, and whether its `if` matched only by failing open.
         let handlers: Vec<(&HookHandler, bool)> = inner
             .config
-            .matching(event, matcher_value)
+            .matching_by(event, |m| target.hits(m))
             .into_iter()
             .filter_map(|h| match (&h.if_condition, call) {
                 // An `if` that could not be read: on a tool event the hook runs as one whose
@@ -571,7 +627,7 @@ impl HookRunner {
             if let HandlerKind::Command(c) = &h.kind
                 && c.is_async
             {
-                self.spawn_async(inner, &job, h);
+                self.spawn_async(inner, &job, h, target.value);
                 continue;
             }
             sync.push((h, fail_open));
@@ -581,6 +637,9 @@ impl HookRunner {
         let futs = sync.iter().map(|&(h, fail_open)| async move {
             let mut r = self.run_one(job, h).await;
             r.fail_open = fail_open;
+            if !fail_open {
+                r.if_rule.clone_from(&h.if_condition);
+            }
             r
         });
         let mut results = futures::future::join_all(futs).await;
@@ -620,7 +679,18 @@ impl HookRunner {
         Some(r)
     }
 
-    fn spawn_async(&self, inner: &Arc<Inner>, job: &Job<'_>, handler: &HookHandler) {
+    /// Runs `handler` detached (`async: true`); its result waits for
+    /// [`take_async_results`](Self::take_async_results), naming its hook with `matched` (what
+    /// the event's matchers were matched against: the tool's name on a tool event) as a
+    /// synchronous hook's outcome is named.
+    fn spawn_async(
+        &self,
+        inner: &Arc<Inner>,
+        job: &Job<'_>,
+        handler: &HookHandler,
+        matched: Option<&str>,
+    ) {
+        let matched = matched.map(str::to_owned);
         let env = job.env.to_vec();
         let bytes = job.bytes.clone();
         let runner = self.clone();
@@ -643,7 +713,10 @@ impl HookRunner {
                 cancel: &token,
             };
             let result = runner.run_one(&job, &handler).await;
-            let mut common = CommonOutcome::default();
+            let mut common = CommonOutcome {
+                matched,
+                ..CommonOutcome::default()
+            };
             let rewake = matches!(&handler.kind, HandlerKind::Command(c) if c.async_rewake);
             if rewake {
                 // Claude Code's asyncRewake: exit code 2 tells the model the hook's stderr
@@ -1160,6 +1233,25 @@ impl HookRunner {
         }
     }
 
+    /// Whether hook result `r`, run for `call`, may guard it but not approve it: its `if`
+    /// matched only by failing open ([`IfMatch::FailOpen`]), or matched and does not cover
+    /// the whole call ([`RuleMatcher::covers_call`]: `Bash(npm test *)` for `npm test; rm
+    /// -rf x`), so that an approver meant for one command approves nothing else. A hook
+    /// without `if` is not limited (its matcher chose it, as in Claude Code).
+    fn guards_only(&self, r: &HookResult, call: &ToolCallInfo) -> bool {
+        if r.fail_open {
+            return true;
+        }
+        match (&self.inner, &r.if_rule) {
+            (Some(inner), Some(rule)) => {
+                !inner
+                    .rule_matcher
+                    .covers_call(rule, &call.tool_name, &call.tool_input)
+            }
+            _ => false,
+        }
+    }
+
     /// Runs PreToolUse hooks for `call` and aggregates them: decision by precedence
     /// deny > defer > ask > allow (an exit-2 block is a deny no hook can override),
     /// `updatedInput`s in configuration order.
@@ -1169,12 +1261,14 @@ impl HookRunner {
         ctx: &ToolUseContext,
     ) -> PreToolUseOutcome {
         let event = "PreToolUse";
-        let Some(inner) = self.active(event, Some(&call.tool_name)) else {
+        let full = full_tool_name(call, ctx);
+        let target = Target::tool(call, full.as_deref());
+        let Some(inner) = self.active(event, target) else {
             return PreToolUseOutcome::default();
         };
         let input = self.tool_input(inner, event, call, ctx);
         let (results, cancelled) = self
-            .run_raw(event, Some(&call.tool_name), Some(call), input, &[], ctx)
+            .run_raw(event, target, Some(call), input, &[], ctx)
             .await;
         let mut out = PreToolUseOutcome::default();
         out.common.cancelled = cancelled;
@@ -1227,14 +1321,19 @@ impl HookRunner {
                         None => None,
                     }
                 };
-            // A hook whose `if` matched only by failing open guards, never approves: its
-            // allow is no decision and its `updatedInput` is not taken.
+            // A hook whose `if` matched only by failing open, or does not cover the whole
+            // call (one subcommand of several), guards, never approves: its allow is no
+            // decision and its `updatedInput` is not taken. (Asked only of a hook that
+            // approves or rewrites: covering is matched part by part.)
+            let approves = matches!(decision, Some((PermissionDecision::Allow, _)));
+            let rewrites = hso.is_some_and(|h| h.updated_input.is_some());
+            let guard_only = (approves || rewrites) && self.guards_only(r, call);
             let decision = decision
-                .filter(|(behavior, _)| !(r.fail_open && *behavior == PermissionDecision::Allow));
+                .filter(|(behavior, _)| !(guard_only && *behavior == PermissionDecision::Allow));
             let updated = hso
                 .and_then(|h| h.updated_input.clone())
                 .map(Value::Object)
-                .filter(|_| !r.fail_open);
+                .filter(|_| !guard_only);
             match &decision {
                 None => {
                     if let Some(u) = updated {
@@ -1325,13 +1424,15 @@ impl HookRunner {
         ctx: &ToolUseContext,
     ) -> PostToolUseOutcome {
         let event = "PostToolUse";
-        let Some(inner) = self.active(event, Some(&call.tool_name)) else {
+        let full = full_tool_name(call, ctx);
+        let target = Target::tool(call, full.as_deref());
+        let Some(inner) = self.active(event, target) else {
             return PostToolUseOutcome::default();
         };
         let mut input = self.tool_input(inner, event, call, ctx);
         input.insert("tool_response".into(), tool_response.clone());
         let (results, cancelled) = self
-            .run_raw(event, Some(&call.tool_name), Some(call), input, &[], ctx)
+            .run_raw(event, target, Some(call), input, &[], ctx)
             .await;
         let mut out = PostToolUseOutcome::default();
         out.common.cancelled = cancelled;
@@ -1364,14 +1465,16 @@ impl HookRunner {
         ctx: &ToolUseContext,
     ) -> EventOutcome {
         let event = "PostToolUseFailure";
-        let Some(inner) = self.active(event, Some(&call.tool_name)) else {
+        let full = full_tool_name(call, ctx);
+        let target = Target::tool(call, full.as_deref());
+        let Some(inner) = self.active(event, target) else {
             return EventOutcome::default();
         };
         let mut input = self.tool_input(inner, event, call, ctx);
         input.insert("error".into(), json!(truncated_once(error)));
         input.insert("is_interrupt".into(), json!(is_interrupt));
         let (results, cancelled) = self
-            .run_raw(event, Some(&call.tool_name), Some(call), input, &[], ctx)
+            .run_raw(event, target, Some(call), input, &[], ctx)
             .await;
         self.event_outcome(event, ctx, &results, cancelled)
     }
@@ -1383,7 +1486,7 @@ impl HookRunner {
         ctx: &ToolUseContext,
     ) -> EventOutcome {
         let event = "PostToolBatch";
-        let Some(inner) = self.active(event, None) else {
+        let Some(inner) = self.active(event, Target::value(None)) else {
             return EventOutcome::default();
         };
         let mut input = self.base_input(inner, event, ctx);
@@ -1401,7 +1504,9 @@ impl HookRunner {
             })
             .collect();
         input.insert("tool_calls".into(), Value::Array(list));
-        let (results, cancelled) = self.run_raw(event, None, None, input, &[], ctx).await;
+        let (results, cancelled) = self
+            .run_raw(event, Target::value(None), None, input, &[], ctx)
+            .await;
         self.event_outcome(event, ctx, &results, cancelled)
     }
 
@@ -1415,7 +1520,9 @@ impl HookRunner {
         ctx: &ToolUseContext,
     ) -> PermissionRequestOutcome {
         let event = "PermissionRequest";
-        let Some(inner) = self.active(event, Some(&call.tool_name)) else {
+        let full = full_tool_name(call, ctx);
+        let target = Target::tool(call, full.as_deref());
+        let Some(inner) = self.active(event, target) else {
             return PermissionRequestOutcome::default();
         };
         let mut input = self.tool_input(inner, event, call, ctx);
@@ -1424,7 +1531,7 @@ impl HookRunner {
             serde_json::to_value(suggestions).unwrap_or_else(|_| json!([])),
         );
         let (results, cancelled) = self
-            .run_raw(event, Some(&call.tool_name), Some(call), input, &[], ctx)
+            .run_raw(event, target, Some(call), input, &[], ctx)
             .await;
         let mut out = PermissionRequestOutcome::default();
         out.common.cancelled = cancelled;
@@ -1479,8 +1586,9 @@ impl HookRunner {
                     }
                 }
                 // As on PreToolUse: an allow from a hook whose `if` matched only by
-                // failing open is no decision.
-                PermissionRequestDecision::Allow { .. } if r.fail_open => {}
+                // failing open, or does not cover the whole call, is no decision (its
+                // `updatedInput` and `updatedPermissions` are not taken).
+                PermissionRequestDecision::Allow { .. } if self.guards_only(r, call) => {}
                 PermissionRequestDecision::Allow {
                     updated_input,
                     updated_permissions,
@@ -1514,13 +1622,15 @@ impl HookRunner {
         ctx: &ToolUseContext,
     ) -> PermissionDeniedOutcome {
         let event = "PermissionDenied";
-        let Some(inner) = self.active(event, Some(&call.tool_name)) else {
+        let full = full_tool_name(call, ctx);
+        let target = Target::tool(call, full.as_deref());
+        let Some(inner) = self.active(event, target) else {
             return PermissionDeniedOutcome::default();
         };
         let mut input = self.tool_input(inner, event, call, ctx);
         input.insert("reason".into(), json!(reason));
         let (results, cancelled) = self
-            .run_raw(event, Some(&call.tool_name), Some(call), input, &[], ctx)
+            .run_raw(event, target, Some(call), input, &[], ctx)
             .await;
         let mut out = PermissionDeniedOutcome::default();
         out.common.cancelled = cancelled;
@@ -1564,7 +1674,8 @@ impl HookRunner {
         env: &[(String, String)],
         ctx: &ToolUseContext,
     ) -> EventOutcome {
-        let Some(inner) = self.active(event, matcher_value) else {
+        let target = Target::value(matcher_value);
+        let Some(inner) = self.active(event, target) else {
             return EventOutcome::default();
         };
         let mut input = self.base_input(inner, event, ctx);
@@ -1572,9 +1683,7 @@ impl HookRunner {
             input.insert(k, v);
         }
         if event != "SessionEnd" {
-            let (results, cancelled) = self
-                .run_raw(event, matcher_value, None, input, env, ctx)
-                .await;
+            let (results, cancelled) = self.run_raw(event, target, None, input, env, ctx).await;
             return self.event_outcome(event, ctx, &results, cancelled);
         }
         // SessionEnd hooks share one budget: whatever still runs then is killed, so ending
@@ -1585,7 +1694,7 @@ impl HookRunner {
         );
         let token = ctx.cancellation().child_token();
         let budgeted = ctx.clone().with_cancellation(token.clone());
-        let run = self.run_raw(event, matcher_value, None, input, env, &budgeted);
+        let run = self.run_raw(event, target, None, input, env, &budgeted);
         tokio::pin!(run);
         let mut over_budget = false;
         let (results, cancelled) = tokio::select! {

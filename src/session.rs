@@ -716,6 +716,9 @@ impl SessionSettings {
         // `.claude.json` where the environment before the settings' `env` puts it; the
         // servers' `${VAR}`s still expand with the settings' `env`.
         loader.claude_json = tools_mcp::default_claude_json(&*env_before_settings());
+        // The depth this process was started at as an MCP server, from the environment
+        // before the settings' `env` (which must not be able to reset it).
+        loader.mcp_depth = tools_mcp::mcp_depth(&*env_before_settings());
         if !options.user_and_managed_settings {
             loader.claude_json = None;
             loader.managed_dir = None;
@@ -901,6 +904,7 @@ impl Session {
             None
         } else {
             let mut options = tools_mcp::McpOptions::from_env(&cwd);
+            options.mcp_depth = tools_mcp::mcp_depth(&*env_before_settings());
             options.blob_dir = Some(session_dir.join(MCP_RESOURCES_DIR));
             options.additional_directories = permission.additional_working_directories.clone();
             options.on_tools_changed = Some(Arc::new(move |_server: &str| {

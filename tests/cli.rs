@@ -2713,6 +2713,47 @@ fn the_tools_table_lines_up() {
     assert!(table.lines().any(|r| r.starts_with("AskUserQuestion ")));
 }
 
+/// `toolwright serve` registered as the user's MCP server (`claude mcp add -s user
+/// toolwright -- toolwright serve` writes it into `~/.claude.json`, which toolwright reads
+/// too): the `serve` started as a server loads only the servers given to it explicitly, so
+/// it answers at once instead of starting another `serve`, which started another, until the
+/// startup timeout (hundreds of processes a second).
+#[test]
+fn serve_registered_as_the_users_own_server_does_not_start_itself_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join(".claude.json"),
+        json!({"mcpServers": {"self": {"command": env!("CARGO_BIN_EXE_toolwright"), "args": ["serve"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["tools", "--json", "--mcp"])
+        .current_dir(dir.path())
+        .env("CLAUDE_CONFIG_DIR", &config)
+        .env("MCP_TIMEOUT", "60000")
+        .env_remove("TOOLWRIGHT_MCP_DEPTH")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        listed.iter().any(|t| t["name"] == "mcp__self__Read"),
+        "{stderr}\n{listed:?}"
+    );
+    // The nested `serve` offers no MCP tools of its own (it loaded none).
+    assert!(
+        !listed
+            .iter()
+            .any(|t| t["name"].as_str().is_some_and(|n| n.starts_with("mcp__self__mcp__"))),
+        "{listed:?}"
+    );
+}
+
 /// `tools --mcp-config` (or `--mcp`) connects the session's MCP servers and lists their tools
 /// beside the built-ins, as a session has them: named `mcp__server__tool`, deferred, with the
 /// server in `--json`; without it nothing is connected. A server config that cannot be used

@@ -162,7 +162,10 @@ impl Tool for ProbeTool {
             "NotebookEdit" => path("notebook_path", FileAccess::Write),
             "WebFetch" => str_field(input, "url").map(|u| PermissionSubject::Url(u.into())),
             "Skill" => str_field(input, "skill").map(|s| PermissionSubject::Name(s.into())),
+            // As the Agent tool reads it: trimmed, `general-purpose` when absent or blank.
             "Agent" | "Task" => str_field(input, "subagent_type")
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
                 .or(Some("general-purpose"))
                 .map(|s| PermissionSubject::Name(s.into())),
             _ => None,

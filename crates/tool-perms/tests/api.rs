@@ -1735,3 +1735,40 @@ async fn managed_settings_files_are_protected_before_they_exist() {
         }
     }
 }
+
+/// `permissions check` judges an Agent call as the Agent tool reads it: `subagent_type` with
+/// the spaces around it taken off, `general-purpose` when it is blank. A deny rule on
+/// `Agent(reviewer)` denied `" reviewer"` in a session but was reported as allowed.
+#[tokio::test]
+async fn the_probe_reads_an_agent_type_as_the_agent_tool_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = std::fs::canonicalize(tmp.path()).unwrap();
+    let sources = SettingsSources {
+        project_dir: proj.clone(),
+        home: None,
+        user_config_dir: Some(proj.join("nothing-here")),
+        managed_dir: None,
+        flag_settings: vec![],
+        inline: vec![(
+            RuleSource::FlagSettings,
+            json!({"permissions": {"deny": ["Agent(reviewer)", "Agent(general-purpose)"], "allow": ["Agent"]}}),
+        )],
+        project_trusted: true,
+        host_tools: Vec::new(),
+    };
+    let loaded = load_permissions(&sources);
+    assert!(!loaded.has_errors(), "{:?}", loaded.diagnostics);
+    let engine = loaded.engine();
+    let tctx = ToolUseContext::new(&proj).with_permission(loaded.context.clone());
+    let agent = tool_perms::probe::ProbeTool::new("Agent", &proj, None);
+    for (subagent_type, expected) in [
+        (json!(" reviewer"), "deny"),
+        (json!("reviewer\n"), "deny"),
+        (json!("  "), "deny"),
+        (json!("explorer"), "allow"),
+    ] {
+        let input = json!({"description": "d", "prompt": "p", "subagent_type": subagent_type});
+        let got = behavior(&engine.decide(&agent, &input, &tctx).await);
+        assert_eq!(got, expected, "{subagent_type}");
+    }
+}

@@ -874,6 +874,55 @@ fn a_long_plan_is_put_to_the_user_and_a_short_one_shown_as_written() {
     }
 }
 
+/// A call too long to show in the approval form is refused without asking; the refusal's
+/// advice fits why it asked: a rule can allow an ask of the rules, no rule lifts a safety
+/// check (a command longer than the checks read), where only a smaller call helps. It said
+/// "allow it with a permission rule" for both, though `Bash` was already allowed.
+#[test]
+fn a_call_too_long_to_show_is_refused_with_advice_that_can_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let accept = serde_json::json!({"action": "accept", "content": {"allow": true}});
+    let long = format!("echo {} | wc -c", "a".repeat(12_000));
+    let settings = serde_json::json!({"permissions": {"allow": ["Bash"]}}).to_string();
+    let mut server = RawStdio::start(
+        &root,
+        &["--settings", &settings],
+        serde_json::json!({"elicitation": {}}),
+    );
+    let (refused, asked) =
+        server.call_answering(2, "Bash", serde_json::json!({"command": long}), &accept);
+    assert!(asked.is_empty(), "{asked:?}");
+    let text = texts_of(&refused).join("\n");
+    assert!(
+        text.contains("too long to show for approval"),
+        "{text:.600}"
+    );
+    assert!(
+        text.contains("no permission rule can allow it"),
+        "{text:.600}"
+    );
+    assert!(
+        !text.contains("allow it with a permission rule"),
+        "{text:.600}"
+    );
+    // An ask of the rules (a Write outside any rule, in default mode) keeps the advice.
+    let mut server = RawStdio::start(&root, &[], serde_json::json!({"elicitation": {}}));
+    let (refused, asked) = server.call_answering(
+        2,
+        "Write",
+        serde_json::json!({"file_path": root.join("big.txt"), "content": "b".repeat(12_000)}),
+        &accept,
+    );
+    assert!(asked.is_empty(), "{asked:?}");
+    let text = texts_of(&refused).join("\n");
+    assert!(
+        text.contains("allow it with a permission rule"),
+        "{text:.600}"
+    );
+    assert!(!root.join("big.txt").exists());
+}
+
 /// The description of a tool in a `tools/list` answer.
 fn served_description(server: &mut RawStdio, id: u64, name: &str) -> String {
     let list = server.request(id, "tools/list", serde_json::json!({}));

@@ -589,6 +589,15 @@ impl Permissions for ServePermissions {
                     "Permission to use {} requires approval ({why}), but the input is too long to show for approval ({chars} characters, more than {SHOWN_INPUT_CHARS}); call it again with a smaller input. The MCP client was not asked.",
                     tool.name(),
                 ),
+                // A safety check: no permission rule lifts it.
+                Unshowable::Input(chars)
+                    if matches!(reason, Some(DecisionReason::SafetyCheck { .. })) =>
+                {
+                    format!(
+                        "Permission to use {} requires approval ({why}), but the input is too long to show for approval ({chars} characters, more than {SHOWN_INPUT_CHARS}), and no permission rule can allow it (a safety check); make a smaller call. The MCP client was not asked.",
+                        tool.name(),
+                    )
+                }
                 Unshowable::Input(chars) => format!(
                     "Permission to use {} requires approval ({why}), but the input is too long to show for approval ({chars} characters, more than {SHOWN_INPUT_CHARS}); allow it with a permission rule, or make a smaller call. The MCP client was not asked.",
                     tool.name(),

@@ -2747,9 +2747,9 @@ fn serve_registered_as_the_users_own_server_does_not_start_itself_again() {
     );
     // The nested `serve` offers no MCP tools of its own (it loaded none).
     assert!(
-        !listed
-            .iter()
-            .any(|t| t["name"].as_str().is_some_and(|n| n.starts_with("mcp__self__mcp__"))),
+        !listed.iter().any(|t| t["name"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("mcp__self__mcp__"))),
         "{listed:?}"
     );
 }

@@ -4317,7 +4317,8 @@ impl PermissionEngine {
 
     /// Why git, run by `sub`, may run a program its repository's own files name
     /// ([`crate::git_config::repository_programs`]: `core.fsmonitor`, `diff.external`, a
-    /// diff or filter driver, `gpg.program`, an index hook, the same in its submodules), in
+    /// diff or filter driver, an index hook, the same in its submodules; a signing program
+    /// or a merge driver for the commands that run them, told from `sub`'s arguments), in
     /// each directory `sub` may run in (as written and with links resolved); `Ok` with the
     /// names of the files that decided it. A directory not known here is no repository to
     /// read ([`Self::planted_repository`] asks about it).
@@ -4330,13 +4331,26 @@ impl PermissionEngine {
         let Some(dirs) = self.resolve_in_dirs(".", &sub.cwd, &sub.other_cwds, ctx) else {
             return Err("it runs in a directory not known here".into());
         };
+        // The words after `git`, as bash gives them (brace lists expanded); not known when
+        // one is computed.
+        let words = effective_words(sub).map(brace_expanded);
+        let args: Option<Vec<&str>> = words.as_deref().and_then(|w| {
+            w.iter()
+                .skip(1)
+                .map(|w| w.value.as_deref())
+                .collect::<Option<Vec<&str>>>()
+        });
         let mut seen: Vec<PathBuf> = Vec::new();
         let mut names = Vec::new();
         for d in dirs.iter().flat_map(|d| [d.clone(), resolve_symlinks(d)]) {
             if seen.contains(&d) {
                 continue;
             }
-            names.extend(crate::git_config::repository_programs(&d, home)?);
+            names.extend(crate::git_config::repository_programs(
+                &d,
+                home,
+                args.as_deref(),
+            )?);
             seen.push(d);
         }
         Ok(names)
@@ -4352,6 +4366,9 @@ impl PermissionEngine {
     ) -> Finding {
         let trimmed = trim_command(command);
         let analysis = analyze(trimmed);
+        // The repositories git's commands find are read once for the whole check: every
+        // git command of the line, the decision and the read-only pass below.
+        let _repositories = crate::git_config::ScanCache::enter();
         let mut f = self.check_analysis(set, tool, names, trimmed, &analysis, ctx);
         // git in a planted repository, or in one whose own files name a program git runs,
         // runs what its configuration names: no read, whatever else the command asks about
@@ -6982,10 +6999,12 @@ fn line_writes_before(analysis: &Analysis, sub: &SimpleCommand, names: &[&str]) 
         .commands
         .iter()
         .take_while(|c| !std::ptr::eq(*c, sub));
+    // Each command as bash runs it, its brace lists expanded (`cp {evil,extra.cfg}` is
+    // `cp evil extra.cfg`), as acceptEdits mode judges it.
     writes_redirect
         || before
             .into_iter()
-            .any(|c| effective_words(c).is_some_and(accept_edits_allows))
+            .any(|c| effective_words(c).is_some_and(|w| accept_edits_allows(&brace_expanded(w))))
 }
 
 /// The names git's discovery reads on its way up ([`line_writes_before`]).
@@ -7417,16 +7436,20 @@ enum GitAt {
         /// (`core.worktree`).
         configured_work_tree: bool,
     },
-    /// The directory itself is a git directory: git takes it for a bare repository.
+    /// A `.git` git may or may not take for a git directory ([`is_git_directory`]'s
+    /// `Err`): where git's walk ends cannot be told.
+    Unsure,
+    /// The directory itself is a git directory (or may be): git takes it for a bare
+    /// repository.
     Bare,
     /// Neither: git goes on up.
     Nothing,
 }
 
-/// What git's discovery finds at `at`: a `.git` that is a regular file (a gitfile) or a
-/// directory that passes git's git-directory test stops it; any other `.git` (an empty
-/// `.git/`, a dangling link) does not, and git then checks `at` itself as a bare
-/// repository.
+/// What git's discovery finds at `at`: a `.git` that is a regular file (a gitfile) or
+/// passes git's git-directory test ([`is_git_directory`]) stops it; any other `.git` (an
+/// empty `.git/`, a dangling link, a `HEAD` that is no ref) does not, and git then checks
+/// `at` itself as a bare repository.
 fn git_at(at: &Path) -> GitAt {
     let dot_git = at.join(".git");
     match std::fs::metadata(&dot_git) {
@@ -7435,45 +7458,39 @@ fn git_at(at: &Path) -> GitAt {
                 configured_work_tree: false,
             };
         }
-        Ok(meta) if meta.is_dir() && is_git_directory(&dot_git) => {
-            let configured = std::fs::read(dot_git.join("config"))
-                .is_ok_and(|c| c.to_ascii_lowercase().windows(8).any(|w| w == b"worktree"));
-            return GitAt::DotGit {
-                configured_work_tree: configured,
-            };
-        }
-        _ => {}
+        Ok(_) => match is_git_directory(&dot_git) {
+            Ok(true) => {
+                let configured = std::fs::read(dot_git.join("config"))
+                    .is_ok_and(|c| c.to_ascii_lowercase().windows(8).any(|w| w == b"worktree"));
+                return GitAt::DotGit {
+                    configured_work_tree: configured,
+                };
+            }
+            Ok(false) => {}
+            Err(_) => return GitAt::Unsure,
+        },
+        Err(_) => {}
     }
-    if is_git_directory(at) {
-        GitAt::Bare
-    } else {
-        GitAt::Nothing
+    match is_git_directory(at) {
+        Ok(false) => GitAt::Nothing,
+        Ok(true) | Err(_) => GitAt::Bare,
     }
 }
 
-/// git's test of a git directory (`is_git_directory`), from above: a `HEAD` that is a
-/// regular file (its content is not checked) or a symbolic link whose text starts with
-/// `refs/` (it need not exist), and `objects` and `refs` of any type (git only asks
-/// `access(X_OK)`, which an executable file passes). A `commondir` file moves `objects`
-/// and `refs` elsewhere: with one, the directory counts whatever it names.
-pub(crate) fn is_git_directory(dir: &Path) -> bool {
-    let head = dir.join("HEAD");
-    let head_ok = match std::fs::symlink_metadata(&head) {
-        Ok(m) if m.file_type().is_symlink() => std::fs::read_link(&head)
-            .is_ok_and(|t| t.as_os_str().as_encoded_bytes().starts_with(b"refs/")),
-        Ok(m) => m.is_file(),
-        Err(_) => false,
-    };
-    let exists = |name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok();
-    head_ok && (exists("commondir") || (exists("objects") && exists("refs")))
+/// git's own test of a git directory (`is_git_directory` in git's `setup.c`: a `HEAD` that
+/// is a ref, and `objects` and `refs` that pass `access(X_OK)`, where `commondir` points):
+/// [`crate::git_config::is_git_directory`], `Err` (in words) where it cannot be told.
+pub(crate) fn is_git_directory(dir: &Path) -> Result<bool, String> {
+    crate::git_config::is_git_directory(dir)
 }
 
 /// The work tree of the repository git finds from `dir`: the nearest directory up from it
 /// whose `.git` stops git's discovery ([`git_at`]). When none does, git finds no
 /// repository: the nearest directory that holds any `.git` (which git skipped, but which
 /// may be taken for a repository all the same), or `dir` itself. `None` when it cannot be
-/// told: `dir` is inside a git directory (a bare repository, `.git` itself), or the
-/// repository's configuration names a work tree (`core.worktree`).
+/// told: `dir` is inside a git directory (a bare repository, `.git` itself), a `.git` on
+/// the way may or may not be taken, or the repository's configuration names a work tree
+/// (`core.worktree`).
 fn git_work_tree(dir: &Path) -> Option<PathBuf> {
     let mut skipped: Option<&Path> = None;
     for at in dir.ancestors() {
@@ -7481,7 +7498,7 @@ fn git_work_tree(dir: &Path) -> Option<PathBuf> {
             GitAt::DotGit {
                 configured_work_tree,
             } => return (!configured_work_tree).then(|| at.to_path_buf()),
-            GitAt::Bare => return None,
+            GitAt::Bare | GitAt::Unsure => return None,
             GitAt::Nothing => {
                 if skipped.is_none() && at.join(".git").symlink_metadata().is_ok() {
                     skipped = Some(at);
@@ -7493,12 +7510,14 @@ fn git_work_tree(dir: &Path) -> Option<PathBuf> {
 }
 
 /// The first directory up from `dir`, before one whose `.git` stops git's discovery, that
-/// git takes for a bare repository ([`git_at`], [`is_git_directory`]). `None` when there
-/// is none.
+/// git takes (or may take) for a bare repository ([`git_at`], [`is_git_directory`]).
+/// `None` when there is none, or a `.git` on the way may or may not stop git (the check of
+/// the repository's own files asks about it, naming it:
+/// [`crate::git_config::repository_programs`]).
 fn planted_git_dir(dir: &Path) -> Option<PathBuf> {
     for at in dir.ancestors() {
         match git_at(at) {
-            GitAt::DotGit { .. } => return None,
+            GitAt::DotGit { .. } | GitAt::Unsure => return None,
             GitAt::Bare => return Some(at.to_path_buf()),
             GitAt::Nothing => {}
         }

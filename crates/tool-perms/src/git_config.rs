@@ -1,11 +1,26 @@
 //! What a repository's own files make git run for the commands the engine takes for reads
 //! (`git status`, `git diff`, `git log`, `git show`, `git blame`, branch listing, `git
 //! help`): programs its configuration names (`core.fsmonitor`, `diff.external`, a diff or
-//! filter driver, `gpg.program`, …), a hook git runs when it writes the index, and the same
-//! in every submodule git goes into. Such a repository arrives with an archive, a shared
-//! folder or a copied tree (`git clone` does not carry `.git/config`). Read without running
-//! git (which would obey that configuration), bounded, once per check; what cannot be read
-//! or understood counts as naming a program.
+//! filter driver, `gpg.program`, a merge driver, …), a hook git runs when it writes the
+//! index, and the same in every submodule git goes into. Such a repository arrives with an
+//! archive, a shared folder or a copied tree (`git clone` does not carry `.git/config`).
+//! Read without running git (which would obey that configuration), bounded, once per
+//! permission check ([`ScanCache`]); what cannot be read or understood counts as naming a
+//! program.
+//!
+//! Most programs run for any of these commands. Two kinds run only for some, and ask only
+//! for those: a signing program (`gpg.program`, `gpg.<format>.program`) runs when git
+//! verifies a signature (`git log --show-signature`, `log.showSignature`, a `%G?` format,
+//! `git branch --sort=signature`), never for `git status`, `git diff`, `git blame`, `git
+//! help`, nor for `git branch` unless an argument or `branch.sort` names the signature; a
+//! merge driver (`merge.<driver>.driver`) runs when git re-merges a merge to show it (`git
+//! show --remerge-diff`, `git log -p --diff-merges=remerge`, `-m` with `log.diffMerges`
+//! `remerge`), never for `git status`, `git diff`, `git blame`, `git help` or `git branch`.
+//! Every other command counts as running both (the user's own configuration, not read
+//! here, may set `log.showSignature`).
+//!
+//! Which repository git uses is found as git's discovery finds it, with git's own test of a
+//! git directory ([`is_git_directory`]); a `.git` git may or may not take asks.
 //!
 //! Only the repository's own files: the user's (`~/.gitconfig`, `GIT_CONFIG_GLOBAL`,
 //! `/etc/gitconfig`, `GIT_CONFIG_SYSTEM`) are theirs to trust.
@@ -14,14 +29,17 @@
 //! its standard output is a terminal, and the Bash tool gives it a pipe, in a session of its
 //! own where `/dev/tty` cannot be opened); `alias.<cmd>` (git ignores an alias that hides
 //! one of its commands, and every command taken for a read is one); `trace2.*` (git reads it
-//! from the system and global files only); `core.editor`, `sequence.editor`, `merge.*`,
+//! from the system and global files only); `core.editor`, `sequence.editor`,
 //! `difftool.*`, `mergetool.*`, `gpg.ssh.defaultKeyCommand` (commands that write or sign,
 //! never a read); `uploadpack.packObjectsHook` (protected configuration only).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::{Arc, Mutex, PoisonError};
-
-use crate::engine::is_git_directory;
 
 /// A configuration file (or gitfile, `commondir`) larger than this is not read: it asks.
 const MAX_CONFIG_BYTES: u64 = 64 << 10;
@@ -38,22 +56,153 @@ const MAX_REPOSITORIES: usize = 64;
 /// which includes another a thousand times, would otherwise be read a million times.
 const MAX_CONFIG_FILES: usize = 256;
 
-/// Why git, started in `dir`, may run a program its repository's own files name: `Err`
-/// with the reason in words (naming the file and the key), or `Ok` with the names of the
-/// files that decided it (configuration files, included files, the hooks directory, the
-/// submodules' directories), which a command earlier on the same line must not write for
-/// the check to hold. `home` expands `~/` in an include's path and `core.hooksPath`.
+/// Why git, started in `dir` with the arguments `args` (the words after `git`; `None` when
+/// they are not known, which counts as any command), may run a program its repository's
+/// own files name: `Err` with the reason in words (naming the file and the key), or `Ok`
+/// with the names of the files that decided it (configuration files, included files, the
+/// hooks directory, the submodules' directories), which a command earlier on the same line
+/// must not write for the check to hold. `home` expands `~/` in an include's path and
+/// `core.hooksPath`.
 ///
 /// The repository is the one git's discovery finds walking up from `dir`: the first `.git`
 /// that is a gitfile (`gitdir: …`, followed, with its `commondir`) or a git directory, or a
 /// directory that is itself a git directory (a bare repository). None found: nothing to
-/// check.
-pub(crate) fn repository_programs(dir: &Path, home: Option<&Path>) -> Result<Vec<String>, String> {
+/// check. The files are read once per permission check ([`ScanCache`]).
+pub(crate) fn repository_programs(
+    dir: &Path,
+    home: Option<&Path>,
+    args: Option<&[&str]>,
+) -> Result<Vec<String>, String> {
+    let scan = ScanCache::scan(dir, home);
+    let scan = scan.as_ref().as_ref().map_err(Clone::clone)?;
+    if let Some((_, why)) = scan
+        .conditional
+        .iter()
+        .find(|(when, _)| scan.runs(*when, args))
+    {
+        return Err(why.clone());
+    }
+    Ok(scan.names.clone())
+}
+
+/// What reading a repository found, for any command: the programs only some commands run,
+/// and the names of the files that decided it. A program every command runs, or what
+/// cannot be read, is the scan's `Err`.
+struct Scan {
+    /// Programs that only some commands run, with the reason in words, in the order found.
+    conditional: Vec<(When, String)>,
+    /// `branch.sort` names the signature: `git branch` verifies signatures.
+    sorts_by_signature: bool,
+    /// The names of the files that decided it ([`repository_programs`]).
+    names: Vec<String>,
+}
+
+/// The commands a program a repository's files name runs for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum When {
+    /// Every command (`core.fsmonitor`, a diff or filter driver, …).
+    Always,
+    /// Commands that verify a signature (a signing program).
+    Verifying,
+    /// Commands that re-merge a merge to show it (a merge driver).
+    Remerging,
+}
+
+impl Scan {
+    /// Whether git with the arguments `args` (`None`: not known) may run a program that
+    /// runs `when`. The subcommand is the first word that is no option (the global options
+    /// the engine lets through take no value; any other word counts as an unknown
+    /// command).
+    fn runs(&self, when: When, args: Option<&[&str]>) -> bool {
+        let Some(args) = args else {
+            return true;
+        };
+        let sub = args.iter().copied().find(|a| !a.starts_with('-'));
+        match (when, sub) {
+            (When::Always, _) => true,
+            // They never verify a signature or merge.
+            (_, Some("status" | "diff" | "blame" | "help")) => false,
+            (When::Remerging, Some("branch")) => false,
+            // `%(signature)` in `--format`, `--sort=signature`, `branch.sort`.
+            (When::Verifying, Some("branch")) => {
+                self.sorts_by_signature
+                    || args
+                        .iter()
+                        .any(|a| a.to_ascii_lowercase().contains("signature"))
+            }
+            _ => true,
+        }
+    }
+}
+
+thread_local! {
+    /// The repositories read during one permission check, by the directory git starts in
+    /// and the home directory ([`ScanCache`]); `None` outside one.
+    static SCANS: RefCell<Option<Scans>> = const { RefCell::new(None) };
+}
+
+/// What reading each repository found, by the directory git starts in and the home
+/// directory.
+type Scans = HashMap<(PathBuf, Option<PathBuf>), Rc<Result<Scan, String>>>;
+
+/// The repositories of one permission check: each is read once however many git commands
+/// the line holds (`git log -1; git log -1; …`), for the decision and for the read-only
+/// pass alike. Held while the check runs; forgotten after it, so that the next check reads
+/// the files as they are then.
+pub(crate) struct ScanCache {
+    /// This guard started the cache (an inner check leaves it to the outer one).
+    owner: bool,
+}
+
+impl ScanCache {
+    /// Starts remembering what is read, until the guard is dropped.
+    pub(crate) fn enter() -> Self {
+        let owner = SCANS.with(|s| {
+            let mut s = s.borrow_mut();
+            let starts = s.is_none();
+            if starts {
+                *s = Some(HashMap::new());
+            }
+            starts
+        });
+        ScanCache { owner }
+    }
+
+    /// What reading the repository git finds from `dir` found, from the cache when a check
+    /// runs.
+    fn scan(dir: &Path, home: Option<&Path>) -> Rc<Result<Scan, String>> {
+        let key = (dir.to_path_buf(), home.map(Path::to_path_buf));
+        if let Some(scan) = SCANS.with(|s| s.borrow().as_ref().and_then(|m| m.get(&key).cloned())) {
+            return scan;
+        }
+        let scan = Rc::new(scan(dir, home));
+        SCANS.with(|s| {
+            if let Some(m) = s.borrow_mut().as_mut() {
+                m.insert(key, Rc::clone(&scan));
+            }
+        });
+        scan
+    }
+}
+
+impl Drop for ScanCache {
+    fn drop(&mut self) {
+        if self.owner {
+            SCANS.with(|s| *s.borrow_mut() = None);
+        }
+    }
+}
+
+/// Reads the repository git finds from `dir` (see [`repository_programs`]).
+fn scan(dir: &Path, home: Option<&Path>) -> Result<Scan, String> {
     let mut check = Check {
         home,
         repositories: 0,
         config_files: 0,
         names: Vec::new(),
+        conditional: Vec::new(),
+        sorts_by_signature: false,
+        parsed: HashMap::new(),
     };
     for at in dir.ancestors() {
         if let Some(repo) = repository_at(at)? {
@@ -61,7 +210,11 @@ pub(crate) fn repository_programs(dir: &Path, home: Option<&Path>) -> Result<Vec
             break;
         }
     }
-    Ok(check.names)
+    Ok(Scan {
+        conditional: check.conditional,
+        sorts_by_signature: check.sorts_by_signature,
+        names: check.names,
+    })
 }
 
 /// A repository git found: its git directory, the common directory (the main
@@ -72,9 +225,18 @@ struct Repository {
     work_tree: Option<PathBuf>,
 }
 
+/// Why git may or may not take `dir` for a git directory, in words.
+fn unsure(dir: &Path, why: &str) -> String {
+    format!(
+        "git may or may not take {} for its repository ({why})",
+        dir.display()
+    )
+}
+
 /// The repository git's discovery takes at `at` (see [`repository_programs`]); `None` when
-/// git goes on up. A `.git` that is neither a file nor a git directory (an empty `.git/`)
-/// does not stop it.
+/// git goes on up. A `.git` that is neither a file nor a git directory by git's own test
+/// ([`is_git_directory`]: an empty `.git/`, a `HEAD` that is no ref) does not stop it; one
+/// that git may or may not take is an error.
 fn repository_at(at: &Path) -> Result<Option<Repository>, String> {
     let dot_git = at.join(".git");
     match std::fs::metadata(&dot_git) {
@@ -86,30 +248,213 @@ fn repository_at(at: &Path) -> Result<Option<Repository>, String> {
                 work_tree: Some(at.to_path_buf()),
             }));
         }
-        Ok(m) if m.is_dir() && is_git_directory(&dot_git) => {
-            return Ok(Some(Repository {
-                common_dir: common_dir(&dot_git)?,
-                git_dir: dot_git,
-                work_tree: Some(at.to_path_buf()),
-            }));
-        }
-        _ => {}
+        Ok(_) => match is_git_directory(&dot_git) {
+            Ok(true) => {
+                return Ok(Some(Repository {
+                    common_dir: common_dir(&dot_git)?,
+                    git_dir: dot_git,
+                    work_tree: Some(at.to_path_buf()),
+                }));
+            }
+            Ok(false) => {}
+            Err(why) => return Err(unsure(&dot_git, &why)),
+        },
+        Err(_) => {}
     }
-    if is_git_directory(at) {
-        return Ok(Some(Repository {
+    match is_git_directory(at) {
+        Ok(true) => Ok(Some(Repository {
             common_dir: common_dir(at)?,
             git_dir: at.to_path_buf(),
             work_tree: None,
-        }));
+        })),
+        Ok(false) => Ok(None),
+        Err(why) => Err(unsure(at, &why)),
     }
-    Ok(None)
+}
+
+/// git's test of a git directory (`is_git_directory` in git's `setup.c`), which its
+/// discovery applies to each `.git` and each directory on its way up: `HEAD` is a symbolic
+/// link whose text starts with `refs/` (it need not exist), or a file whose first 255 bytes
+/// start with `ref:`, spaces and `refs/`, or with an object id (40 hex digits)
+/// (`validate_headref`); then `objects` (or `GIT_OBJECT_DIRECTORY`) and `refs`, looked for
+/// in the common directory (where a `commondir` file, or `GIT_COMMON_DIR`, points), pass
+/// `access(X_OK)`: a directory that can be searched, a file with the execute bit for the
+/// user. `Ok(false)`: git goes on. `Err` (in words) where it cannot be told here: git would
+/// stop with an error (a `commondir` it cannot read or resolve), a `HEAD` that is no
+/// regular file (a FIFO git would wait on), an environment variable relative to a directory
+/// not known here, a file's execute permission for another owner.
+pub(crate) fn is_git_directory(dir: &Path) -> Result<bool, String> {
+    if !valid_head(&dir.join("HEAD"))? {
+        return Ok(false);
+    }
+    let common = git_common_dir(dir)?;
+    let objects = match env_path("GIT_OBJECT_DIRECTORY")? {
+        Some(objects) => objects,
+        None => common.join("objects"),
+    };
+    if !searchable(&objects)? {
+        return Ok(false);
+    }
+    searchable(&common.join("refs"))
+}
+
+/// git's `validate_headref`: whether `head` is a `HEAD` git accepts (see
+/// [`is_git_directory`]).
+fn valid_head(head: &Path) -> Result<bool, String> {
+    use std::io::ErrorKind;
+    let shown = head.display();
+    let meta = match std::fs::symlink_metadata(head) {
+        Ok(m) => m,
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            return Ok(false);
+        }
+        Err(e) => return Err(format!("{shown} cannot be looked at ({e})")),
+    };
+    if meta.file_type().is_symlink() {
+        return std::fs::read_link(head)
+            .map(|t| t.as_os_str().as_bytes().starts_with(b"refs/"))
+            .map_err(|e| format!("{shown} cannot be read ({e})"));
+    }
+    // git opens a directory, and reading it fails.
+    if meta.is_dir() {
+        return Ok(false);
+    }
+    if !meta.is_file() {
+        return Err(format!(
+            "{shown} is no regular file, which git would wait on or read as it comes"
+        ));
+    }
+    use std::io::Read as _;
+    let mut bytes = Vec::with_capacity(255);
+    std::fs::File::open(head)
+        .and_then(|f| f.take(255).read_to_end(&mut bytes))
+        .map_err(|e| format!("{shown} cannot be read ({e})"))?;
+    // git reads it as a C string.
+    let text = bytes.split(|&b| b == 0).next().unwrap_or_default();
+    if let Some(rest) = text.strip_prefix(b"ref:") {
+        let start = rest
+            .iter()
+            .position(|&c| !is_space(c))
+            .unwrap_or(rest.len());
+        if rest[start..].starts_with(b"refs/") {
+            return Ok(true);
+        }
+    }
+    Ok(text.len() >= 40 && text[..40].iter().all(u8::is_ascii_hexdigit))
+}
+
+/// The common directory of the git directory `git_dir` as git's `get_common_dir` finds it:
+/// `GIT_COMMON_DIR`, else what its `commondir` file names (relative to it; the text up to
+/// a NUL, its line ends dropped) with links resolved, else itself. `Err` where git stops
+/// with an error (a `commondir` it cannot read, or whose path it cannot resolve) or a
+/// relative `GIT_COMMON_DIR`.
+fn git_common_dir(git_dir: &Path) -> Result<PathBuf, String> {
+    if let Some(common) = env_path("GIT_COMMON_DIR")? {
+        return Ok(common);
+    }
+    let file = git_dir.join("commondir");
+    // git's `file_exists`: anything `stat` finds.
+    if std::fs::metadata(&file).is_err() {
+        return Ok(git_dir.to_path_buf());
+    }
+    let shown = file.display();
+    let bytes = read_small(&file, MAX_CONFIG_BYTES)?
+        .ok_or_else(|| format!("{shown} cannot be read (it is gone)"))?;
+    if bytes.is_empty() {
+        return Err(format!(
+            "{shown} is empty, and git stops with an error there"
+        ));
+    }
+    let mut text = bytes.split(|&b| b == 0).next().unwrap_or_default();
+    while let [rest @ .., b'\n' | b'\r'] = text {
+        text = rest;
+    }
+    let target = git_dir.join(std::ffi::OsStr::from_bytes(text));
+    real_path(&target).ok_or_else(|| {
+        format!(
+            "{shown} names {}, which git cannot resolve (it stops with an error)",
+            target.display()
+        )
+    })
+}
+
+/// `path` with its links and `..` resolved, as git's `strbuf_realpath` does, which accepts
+/// a missing last component; `None` where git would stop with an error (a missing
+/// directory on the way, a dangling link) or it cannot be told.
+fn real_path(path: &Path) -> Option<PathBuf> {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return Some(real);
+    }
+    let bytes = path.as_os_str().as_bytes();
+    if bytes.ends_with(b"/") || bytes.ends_with(b"/.") || bytes.ends_with(b"/..") {
+        return None;
+    }
+    // It exists (a dangling link, a loop): not resolved.
+    if std::fs::symlink_metadata(path).is_ok() {
+        return None;
+    }
+    let name = path.file_name()?;
+    let parent = path.parent()?;
+    Some(std::fs::canonicalize(parent).ok()?.join(name))
+}
+
+/// The path an environment variable of git's sets (`None` when unset); `Err` when it is
+/// relative, to a directory not known here. An empty one names nothing.
+fn env_path(name: &str) -> Result<Option<PathBuf>, String> {
+    match std::env::var_os(name) {
+        None => Ok(None),
+        Some(v) if v.is_empty() || Path::new(&v).is_absolute() => Ok(Some(PathBuf::from(v))),
+        Some(_) => Err(format!(
+            "{name} is set to a relative path, found from a directory not known here"
+        )),
+    }
+}
+
+/// Whether `access(path, X_OK)` succeeds, as git asks of `objects` and `refs`: a directory
+/// that can be searched (a path through it resolves), or a file with an execute bit git's
+/// user has (any, for root). `Err` where it cannot be told here (a file of another owner
+/// with an execute bit, which groups and access lists decide).
+fn searchable(path: &Path) -> Result<bool, String> {
+    use std::io::ErrorKind;
+    let shown = path.display();
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            return Ok(false);
+        }
+        Err(e) => return Err(format!("{shown} cannot be looked at ({e})")),
+    };
+    if meta.is_dir() {
+        return match std::fs::metadata(path.join(".")) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == ErrorKind::PermissionDenied => Ok(false),
+            Err(e) => Err(format!("{shown} cannot be looked at ({e})")),
+        };
+    }
+    let mode = meta.mode();
+    if mode & 0o111 == 0 {
+        return Ok(false);
+    }
+    // The process's effective user owns its `/proc/self`.
+    match std::fs::metadata("/proc/self").map(|m| m.uid()) {
+        Ok(0) => Ok(true),
+        Ok(uid) if uid == meta.uid() => Ok(mode & 0o100 != 0),
+        _ => Err(format!(
+            "{shown} is a file with an execute bit, which git's user may or may not have"
+        )),
+    }
 }
 
 /// A small file's bytes: `None` when it does not exist; an error (in words) when it is no
 /// regular file (a directory, a FIFO, which would block), is larger than `max` or cannot be
 /// read.
 fn read_small(path: &Path, max: u64) -> Result<Option<Vec<u8>>, String> {
-    let shown = path.display();
+    read_small_shown(path, path, max)
+}
+
+/// [`read_small`] of `path`, the errors naming it as `shown`.
+fn read_small_shown(path: &Path, shown: &Path, max: u64) -> Result<Option<Vec<u8>>, String> {
+    let shown = shown.display();
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -155,30 +500,22 @@ fn read_gitfile(file: &Path) -> Result<PathBuf, String> {
         ));
     };
     let dir = shown_path(file.parent().unwrap_or(Path::new("/")).join(target));
-    if !is_git_directory(&dir) {
-        return Err(format!(
+    match is_git_directory(&dir) {
+        Ok(true) => Ok(dir),
+        Ok(false) => Err(format!(
             "{shown} names no git directory ({})",
             dir.display()
-        ));
+        )),
+        Err(why) => Err(format!(
+            "{shown} names {}, which git may or may not take for a git directory ({why})",
+            dir.display()
+        )),
     }
-    Ok(dir)
 }
 
-/// The common directory of `git_dir`: the one its `commondir` file names (relative to it),
-/// else itself.
+/// The common directory of `git_dir` ([`git_common_dir`]).
 fn common_dir(git_dir: &Path) -> Result<PathBuf, String> {
-    let file = git_dir.join("commondir");
-    match read_small(&file, MAX_CONFIG_BYTES)? {
-        None => Ok(git_dir.to_path_buf()),
-        Some(bytes) => {
-            let text = String::from_utf8_lossy(&bytes);
-            let target = text.trim_end_matches(['\n', '\r']);
-            if target.is_empty() {
-                return Err(format!("{} cannot be read (it is empty)", file.display()));
-            }
-            Ok(shown_path(git_dir.join(target)))
-        }
-    }
+    git_common_dir(git_dir)
 }
 
 /// `path` with its `..` and links resolved when it exists (`.git/worktrees/wt/../..` is
@@ -187,12 +524,29 @@ fn shown_path(path: PathBuf) -> PathBuf {
     std::fs::canonicalize(&path).unwrap_or(path)
 }
 
+/// What one configuration file holds that the check consults (see
+/// [`Entry::consulted`]), and its includes, in order.
+type Consulted = Rc<Vec<Parsed>>;
+
 struct Check<'a> {
     home: Option<&'a Path>,
     repositories: usize,
     /// Configuration files read so far ([`MAX_CONFIG_FILES`]).
     config_files: usize,
     names: Vec<String>,
+    /// Programs only some commands run ([`Scan::conditional`]).
+    conditional: Vec<(When, String)>,
+    /// [`Scan::sorts_by_signature`].
+    sorts_by_signature: bool,
+    /// Each configuration file read, by the path git opens, parsed: a file included many
+    /// times is read once.
+    parsed: HashMap<PathBuf, Consulted>,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Configuration files read from the disk (the tests count them).
+    static CONFIG_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl Check<'_> {
@@ -224,8 +578,22 @@ impl Check<'_> {
         }
         let promisor = entries.iter().any(Entry::makes_a_promisor);
         for e in &entries {
-            if let Some(what) = e.runs_a_program(promisor) {
-                return Err(format!("{} sets {}, {what}", e.file.display(), e.name()));
+            match e.runs_a_program(promisor) {
+                None => {}
+                Some((When::Always, what)) => {
+                    return Err(format!("{} sets {}, {what}", e.file.display(), e.name()));
+                }
+                Some((when, what)) => self.conditional.push((
+                    when,
+                    format!("{} sets {}, {what}", e.file.display(), e.name()),
+                )),
+            }
+            if e.is("branch", None, "sort")
+                && e.value
+                    .as_deref()
+                    .is_none_or(|v| v.to_ascii_lowercase().contains("signature"))
+            {
+                self.sorts_by_signature = true;
             }
         }
         let work_tree = match entries
@@ -243,65 +611,76 @@ impl Check<'_> {
         Ok(())
     }
 
-    /// Reads one configuration file and those it includes into `entries`; a missing
-    /// top-level file is none (git skips it).
+    /// Reads one configuration file and those it includes into `entries` (only what the
+    /// check consults, [`Entry::consulted`]); a missing top-level file is none (git skips
+    /// it). `file` is the path as git opens it: a relative include inside it is found from
+    /// its directory, wherever a link on the way leads (git does not resolve links there);
+    /// the messages name it with links resolved.
     fn config_file(
         &mut self,
         file: &Path,
         depth: usize,
         entries: &mut Vec<Entry>,
     ) -> Result<(), String> {
+        let shown = shown_path(file.to_path_buf());
         self.name(file);
+        self.name(&shown);
         self.config_files += 1;
         if self.config_files > MAX_CONFIG_FILES {
             return Err(format!(
                 "{} takes more than {MAX_CONFIG_FILES} configuration files to read with what they include, which cannot all be checked for programs git runs",
-                file.display()
+                shown.display()
             ));
         }
-        let Some(bytes) = read_small(file, MAX_CONFIG_BYTES)? else {
-            if depth == 0 {
-                return Ok(());
+        let parsed = match self.parsed.get(file) {
+            Some(parsed) => Rc::clone(parsed),
+            None => {
+                #[cfg(test)]
+                CONFIG_READS.with(|n| n.set(n.get() + 1));
+                let Some(bytes) = read_small_shown(file, &shown, MAX_CONFIG_BYTES)? else {
+                    if depth == 0 {
+                        return Ok(());
+                    }
+                    return Err(format!(
+                        "{} cannot be read (it does not exist)",
+                        shown.display()
+                    ));
+                };
+                let parsed = parse(&bytes).map_err(|line| {
+                    format!(
+                        "{} cannot be parsed as git configuration (line {line})",
+                        shown.display()
+                    )
+                })?;
+                let consulted: Consulted = Rc::new(
+                    parsed
+                        .into_iter()
+                        .filter(|p| is_include(p) || Entry::from_parsed(p, &shown).consulted())
+                        .collect(),
+                );
+                self.parsed
+                    .insert(file.to_path_buf(), Rc::clone(&consulted));
+                consulted
             }
-            return Err(format!(
-                "{} cannot be read (it does not exist)",
-                file.display()
-            ));
         };
-        let parsed = parse(&bytes).map_err(|line| {
-            format!(
-                "{} cannot be parsed as git configuration (line {line})",
-                file.display()
-            )
-        })?;
-        for (section, subsection, key, value) in parsed {
-            let entry = Entry {
-                file: file.to_path_buf(),
-                section,
-                subsection,
-                key,
-                value,
-            };
-            let include = entry.key == "path"
-                && (entry.is("include", None, "path")
-                    || (entry.section == "includeif" && entry.subsection.is_some()));
-            if !include {
-                entries.push(entry);
+        for p in parsed.iter() {
+            if !is_include(p) {
+                entries.push(Entry::from_parsed(p, &shown));
                 continue;
             }
             // What it includes, whatever its condition (`includeIf.gitdir:…`), as git
             // would if the condition held.
-            let Some(path) = entry.value.as_deref() else {
+            let Some(path) = p.3.as_deref() else {
                 return Err(format!(
                     "{} sets {} without a value",
-                    file.display(),
-                    entry.name()
+                    shown.display(),
+                    Entry::from_parsed(p, &shown).name()
                 ));
             };
             if depth + 1 > MAX_INCLUDE_DEPTH {
                 return Err(format!(
                     "{} includes files nested deeper than git's {MAX_INCLUDE_DEPTH} levels",
-                    file.display()
+                    shown.display()
                 ));
             }
             let included = if let Some(rest) = path.strip_prefix("~/") {
@@ -310,19 +689,21 @@ impl Check<'_> {
                     None => {
                         return Err(format!(
                             "{} includes {path}, and the home directory is not known",
-                            file.display()
+                            shown.display()
                         ));
                     }
                 }
             } else if path.starts_with('~') || path.starts_with("%(") {
                 return Err(format!(
                     "{} includes {path}, which cannot be located here",
-                    file.display()
+                    shown.display()
                 ));
             } else {
+                // Relative to the directory of the path git opened (an absolute path
+                // replaces it).
                 file.parent().unwrap_or(Path::new("/")).join(path)
             };
-            self.config_file(&shown_path(included), depth + 1, entries)?;
+            self.config_file(&included, depth + 1, entries)?;
         }
         Ok(())
     }
@@ -418,11 +799,17 @@ impl Check<'_> {
         for path in links.iter() {
             let dir = work_tree.join(path);
             self.name(&dir);
-            let found = match std::fs::metadata(dir.join(".git")) {
+            // Populated (a gitfile, or a git directory by git's own test) or not (git does
+            // not go in).
+            let dot_git = dir.join(".git");
+            let found = match std::fs::metadata(&dot_git) {
                 Ok(m) if m.is_file() => repository_at(&dir)?,
-                Ok(m) if m.is_dir() && is_git_directory(&dir.join(".git")) => repository_at(&dir)?,
-                // Not populated: git does not go in.
-                _ => None,
+                Ok(_) => match is_git_directory(&dot_git) {
+                    Ok(true) => repository_at(&dir)?,
+                    Ok(false) => None,
+                    Err(why) => return Err(unsure(&dot_git, &why)),
+                },
+                Err(_) => None,
             };
             if let Some(sub) = found {
                 if depth + 1 > MAX_SUBMODULE_DEPTH {
@@ -530,7 +917,41 @@ const GIT_LFS_FILTERS: &[(&str, &str)] = &[
     ("process", "git-lfs filter-process --skip"),
 ];
 
+/// Whether a parsed entry includes a file (`include.path`, `includeIf.<condition>.path`).
+fn is_include(p: &Parsed) -> bool {
+    let (section, subsection, key, _) = p;
+    key == "path"
+        && ((section == "include" && subsection.is_none())
+            || (section == "includeif" && subsection.is_some()))
+}
+
 impl Entry {
+    /// The entry `p` of the configuration file `file`.
+    fn from_parsed(p: &Parsed, file: &Path) -> Self {
+        let (section, subsection, key, value) = p;
+        Entry {
+            file: file.to_path_buf(),
+            section: section.clone(),
+            subsection: subsection.clone(),
+            key: key.clone(),
+            value: value.clone(),
+        }
+    }
+
+    /// Whether the check looks at it: a program it names ([`Self::runs_a_program`], in a
+    /// partial clone too), what makes a partial clone ([`Self::makes_a_promisor`]), or a
+    /// key whose last value is looked up (`core.worktree`, `core.hooksPath`,
+    /// `extensions.objectFormat`, `branch.sort`). The others are dropped when a file is
+    /// read.
+    fn consulted(&self) -> bool {
+        self.runs_a_program(true).is_some()
+            || self.makes_a_promisor()
+            || self.is("core", None, "worktree")
+            || self.is("core", None, "hookspath")
+            || self.is("extensions", None, "objectformat")
+            || self.is("branch", None, "sort")
+    }
+
     fn is(&self, section: &str, subsection: Option<&str>, key: &str) -> bool {
         self.section == section && self.subsection.as_deref() == subsection && self.key == key
     }
@@ -552,40 +973,52 @@ impl Entry {
                 && matches!(self.key.as_str(), "promisor" | "partialclonefilter"))
     }
 
-    /// What program git runs for it during a read (`None`: none). `promisor`: the
-    /// repository is a partial clone, whose reads may fetch.
-    fn runs_a_program(&self, promisor: bool) -> Option<&'static str> {
+    /// What program git runs for it during a read, and for which commands (`None`: none).
+    /// `promisor`: the repository is a partial clone, whose reads may fetch.
+    fn runs_a_program(&self, promisor: bool) -> Option<(When, &'static str)> {
         let sub = self.subsection.is_some();
         let value = self.value.as_deref();
         let program = "a program git runs";
+        let always = |what| Some((When::Always, what));
         match (self.section.as_str(), self.key.as_str()) {
             // A boolean is git's own daemon (or none); anything else a hook command.
-            ("core", "fsmonitor") if !sub => (!value.is_none_or(is_boolean)).then_some(program),
-            ("diff", "external") if !sub => Some(program),
-            ("diff", "textconv" | "command") if sub => Some(program),
+            ("core", "fsmonitor") if !sub => {
+                (!value.is_none_or(is_boolean)).then_some((When::Always, program))
+            }
+            ("diff", "external") if !sub => always(program),
+            ("diff", "textconv" | "command") if sub => always(program),
             ("filter", key @ ("clean" | "smudge" | "process")) if sub => {
                 let normal = value.map(|v| v.split_whitespace().collect::<Vec<_>>().join(" "));
                 let lfs = normal
                     .as_deref()
                     .is_some_and(|v| GIT_LFS_FILTERS.contains(&(key, v)));
-                (!lfs).then_some(program)
+                (!lfs).then_some((When::Always, program))
             }
             // Verifying a signature (`git log --show-signature`, `log.showSignature`, a
-            // `%G?` format) runs it.
-            ("gpg", "program") => Some(program),
+            // `%G?` format, `git branch --sort=signature`) runs it.
+            ("gpg", "program") => Some((
+                When::Verifying,
+                "a program git runs when it verifies a signature",
+            )),
+            // Re-merging a merge to show it (`--remerge-diff`, `log.diffMerges=remerge`)
+            // runs the driver `.gitattributes` names for a file both sides changed.
+            ("merge", "driver") if sub => Some((
+                When::Remerging,
+                "a program git runs when it re-merges a merge to show it (`--remerge-diff`)",
+            )),
             // `git help` runs the viewer or browser configured.
-            ("man" | "browser", "cmd" | "path") if sub => Some("a program `git help` runs"),
+            ("man" | "browser", "cmd" | "path") if sub => always("a program `git help` runs"),
             // Hooks defined in the configuration (newer git).
-            ("hook", "command") if sub => Some("a hook git runs"),
+            ("hook", "command") if sub => always("a hook git runs"),
             // A partial clone's fetch of what it lacks.
             ("core", "sshcommand" | "gitproxy" | "askpass" | "alternaterefscommand")
                 if promisor && !sub =>
             {
-                Some(PROMISOR)
+                always(PROMISOR)
             }
-            ("credential", "helper") if promisor => Some(PROMISOR),
-            ("remote", "uploadpack" | "vcs") if promisor && sub => Some(PROMISOR),
-            ("protocol", "allow") if promisor => Some(PROMISOR),
+            ("credential", "helper") if promisor => always(PROMISOR),
+            ("remote", "uploadpack" | "vcs") if promisor && sub => always(PROMISOR),
+            ("protocol", "allow") if promisor => always(PROMISOR),
             _ => None,
         }
     }
@@ -853,6 +1286,67 @@ mod tests {
 
     fn one(text: &str) -> Vec<Parsed> {
         parse(text.as_bytes()).unwrap()
+    }
+
+    /// A repository made by hand in `dir` (`HEAD`, `objects/`, `refs/`), whose
+    /// configuration includes `big.cfg` 250 times.
+    fn including_repository(dir: &Path) {
+        let git = dir.join(".git");
+        for d in ["objects", "refs"] {
+            std::fs::create_dir_all(git.join(d)).unwrap();
+        }
+        std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        let mut big = String::from("[x]\n");
+        for i in 0..1000 {
+            big.push_str(&format!("\ty{i} = {}\n", "v".repeat(48)));
+        }
+        std::fs::write(git.join("big.cfg"), big).unwrap();
+        std::fs::write(
+            git.join("config"),
+            "[include]\n\tpath = big.cfg\n".repeat(250),
+        )
+        .unwrap();
+    }
+
+    fn reads() -> usize {
+        CONFIG_READS.with(std::cell::Cell::get)
+    }
+
+    /// Within one permission check ([`ScanCache`]), the repository git finds from a
+    /// directory is read once, however many git commands ask about it, and a file it
+    /// includes 250 times is read once (found by review 31: each command read all 250
+    /// copies, twice); outside one, each question reads the files again (as they are
+    /// then), still each once.
+    #[test]
+    fn a_repository_is_read_once_per_check() {
+        let tmp = tempfile::tempdir().unwrap();
+        including_repository(tmp.path());
+        let before = reads();
+        {
+            let _cache = ScanCache::enter();
+            for args in [["log", "-1"], ["status", "-s"], ["log", "-1"]] {
+                assert!(repository_programs(tmp.path(), None, Some(&args)).is_ok());
+            }
+            assert!(repository_programs(tmp.path(), None, None).is_ok());
+        }
+        assert_eq!(
+            reads() - before,
+            3,
+            "config, config.worktree (there is none) and big.cfg, once each"
+        );
+        let before = reads();
+        for _ in 0..3 {
+            assert!(repository_programs(tmp.path(), None, None).is_ok());
+        }
+        assert_eq!(reads() - before, 9);
+        // What the next check reads is the disk as it is then.
+        let config = tmp.path().join(".git/config");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str("[core]\n\tfsmonitor = touch x\n");
+        std::fs::write(&config, text).unwrap();
+        let _cache = ScanCache::enter();
+        let why = repository_programs(tmp.path(), None, None).unwrap_err();
+        assert!(why.contains("core.fsmonitor"), "{why}");
     }
 
     /// The parser's reading of git's syntax, piece by piece (the integration tests compare

@@ -200,6 +200,9 @@ struct CompiledRule {
     tool_name: String,
     shell: Option<ShellPattern>,
     domain: Option<DomainPattern>,
+    /// A deny or ask rule of Claude Code's `Tool(param:value)` form: the input field it
+    /// matches (as well as the content's own reading, for a tool whose content has one).
+    field: Option<crate::rule::FieldRule>,
 }
 
 #[derive(Debug, Default)]
@@ -211,6 +214,8 @@ struct RuleSet {
     shell_index: [HashMap<String, ShellIndex>; 3],
     /// Tool-wide rules per behaviour.
     tool_wide: [Vec<usize>; 3],
+    /// `Tool(param:value)` deny and ask rules per behaviour.
+    fields: [Vec<usize>; 3],
     /// Read and Edit path rules per behaviour.
     read: [PathRuleSet; 3],
     edit: [PathRuleSet; 3],
@@ -260,6 +265,22 @@ const READ_FAMILY_TOOLS: &[&str] = &["Read", "Glob", "Grep", "NotebookRead", "LS
 /// `Agent(Explore)`): the built-in tools whose permission subject such a rule matches.
 const COMMAND_OR_NAME_TOOLS: &[&str] = &["Bash", "Monitor", "PowerShell", "Skill", "Agent"];
 
+/// The built-in tools whose rule content has a reading of its own (a command, a name or a
+/// path): a `Tool(param:value)` rule on one of them keeps that reading too.
+const CONTENT_READING_TOOLS: &[&str] = &[
+    "Bash",
+    "Monitor",
+    "PowerShell",
+    "Skill",
+    "Agent",
+    "Read",
+    "Edit",
+];
+
+/// What the diagnostic of a deny or ask rule that matches nothing says (the settings loader
+/// makes such a rule given on the command line an error).
+pub(crate) const DOES_NOTHING: &str = "this rule does nothing";
+
 /// The tool `name` means when it is a known tool's name written with other capitals.
 fn miscapitalised_tool(name: &str) -> Option<&'static str> {
     // A rule naming one of them with other capitals (`deny: ["bash"]`, `Webfetch`) is a
@@ -294,7 +315,24 @@ impl RuleSet {
                     continue;
                 }
             };
-            let RuleValueParsed { tool_name, content } = parsed;
+            let RuleValueParsed {
+                tool_name,
+                mut content,
+            } = parsed;
+            // `Bash( * )` is `Bash(*)`, the whole tool, as the spaces taken off say.
+            let command_content = !matches!(
+                tool_name.as_str(),
+                "Read" | "Edit" | "WebFetch" | "WebSearch"
+            ) && !PATH_ONLY_TOOLS.contains(&tool_name.as_str());
+            if command_content && content.as_deref().is_some_and(|c| c.trim() == "*") {
+                set.diagnostics.push(diag(
+                    format!(
+                        "spaces around the command were taken off: read as `{tool_name}(*)`, the whole tool"
+                    ),
+                    false,
+                ));
+                content = None;
+            }
             // Tool names are matched exactly: `Bash(rm:*)` written `bash(rm:*)` would deny
             // nothing. Kept (a host may have a tool of that name), and said.
             if let Some(meant) = miscapitalised_tool(&tool_name) {
@@ -369,7 +407,74 @@ impl RuleSet {
                 tool_name: tool_name.clone(),
                 shell: None,
                 domain: None,
+                field: None,
             };
+            // Claude Code's `Tool(param:value)` (2.1.178+): a deny or ask rule on one of the
+            // tool's top-level input fields matches a call whose field has that value.
+            if let (Some(c), ToolMatcher::Name(_)) = (&content, &rule.tool)
+                && let Some(field) = crate::rule::field_rule(&tool_name, c)
+            {
+                let own_reading = CONTENT_READING_TOOLS.contains(&tool_name.as_str());
+                let name = &field.field;
+                if field.primary {
+                    let instead = if own_reading {
+                        format!("write the pattern without `{name}:`")
+                    } else if tool_name == "WebFetch" {
+                        "write `WebFetch(domain:HOST)`".to_owned()
+                    } else if PATH_ONLY_TOOLS.contains(&tool_name.as_str()) {
+                        "path rules are written `Read(...)` or `Edit(...)`".to_owned()
+                    } else {
+                        format!("write `{tool_name}` for the whole tool")
+                    };
+                    set.diagnostics.push(diag(
+                        format!(
+                            "`{name}` is the field `{tool_name}` rules stand for, and Claude Code ignores a `Tool(param:value)` rule on it: {DOES_NOTHING} ({instead})"
+                        ),
+                        false,
+                    ));
+                    if !own_reading {
+                        continue;
+                    }
+                } else if behavior == RuleBehavior::Allow {
+                    set.diagnostics.push(diag(
+                        if own_reading {
+                            format!(
+                                "Claude Code's `Tool(param:value)` rules are deny and ask rules only: this allow rule is read as an ordinary `{tool_name}(...)` rule, not as one on the `{name}` field"
+                            )
+                        } else {
+                            "Claude Code's `Tool(param:value)` rules are deny and ask rules only: as an allow rule it does nothing; ignored"
+                                .to_owned()
+                        },
+                        false,
+                    ));
+                    if !own_reading {
+                        continue;
+                    }
+                } else {
+                    if own_reading
+                        && field.value == "*"
+                        && COMMAND_OR_NAME_TOOLS.contains(&tool_name.as_str())
+                    {
+                        let what = if matches!(tool_name.as_str(), "Skill" | "Agent") {
+                            "name"
+                        } else {
+                            "command"
+                        };
+                        set.diagnostics.push(diag(
+                            format!(
+                                "read two ways, both kept: as Claude Code's rule on the input's `{name}` field (every call that gives it) and as the legacy prefix rule for the {what} `{name}` (`{tool_name}({name} *)`)"
+                            ),
+                            false,
+                        ));
+                    }
+                    rule.field = Some(field);
+                    set.fields[bi(behavior)].push(idx);
+                    if !own_reading {
+                        set.rules.push(rule);
+                        continue;
+                    }
+                }
+            }
             if let Some(c) = &content {
                 match tool_name.as_str() {
                     "Read" | "Edit" => {
@@ -1182,7 +1287,15 @@ impl PermissionEngine {
                 None,
             );
         }
-        let wide_ask = self.tool_wide_for_call(&set, RuleBehavior::Ask, tool, &names, input);
+        // A `Tool(param:value)` deny rule, and such an ask rule as a tool-wide one.
+        if let Some(denied) = field_rule_denial(&set, tool, &names, input) {
+            return Explanation::from_finding(denied, None);
+        }
+        let wide_ask = self
+            .tool_wide_for_call(&set, RuleBehavior::Ask, tool, &names, input)
+            .or_else(|| {
+                field_rule_hit(&set, RuleBehavior::Ask, tool, &names, input).map(|(r, _)| r)
+            });
         // 1c: the subject's content rules and the tool's own check.
         let subject = self.check_subject(&set, tool, &names, input, ctx);
         let read_only_command = subject.as_ref().and_then(|s| s.read_only);
@@ -1349,7 +1462,15 @@ impl PermissionEngine {
                 None,
             ));
         }
-        let wide_ask = self.tool_wide_for_call(&set, RuleBehavior::Ask, tool, &names, input);
+        // A `Tool(param:value)` deny rule, and such an ask rule as a tool-wide one.
+        if let Some(denied) = field_rule_denial(&set, tool, &names, input) {
+            return Some(Explanation::from_finding(denied, None));
+        }
+        let wide_ask = self
+            .tool_wide_for_call(&set, RuleBehavior::Ask, tool, &names, input)
+            .or_else(|| {
+                field_rule_hit(&set, RuleBehavior::Ask, tool, &names, input).map(|(r, _)| r)
+            });
         let subject = self.check_subject(&set, tool, &names, input, ctx);
         let own = tool.check_permissions(input, ctx).await;
         let (f, updated) = merge(subject, own);
@@ -7574,8 +7695,45 @@ pub fn prefix_suggestion(sub: &SimpleCommand) -> String {
     }
 }
 
-/// Merges the engine's subject finding with the tool's own check: deny beats ask beats
-/// allow beats passthrough; the tool's updated input is kept.
+/// The first `Tool(param:value)` rule of behaviour `b` on `tool` that the call's `input`
+/// matches, with the field and value as a message shows them.
+fn field_rule_hit(
+    set: &RuleSet,
+    b: RuleBehavior,
+    tool: &dyn Tool,
+    names: &[String],
+    input: &Value,
+) -> Option<(SourcedRule, String)> {
+    set.fields[bi(b)].iter().find_map(|&i| {
+        let rule = set.rules.get(i)?;
+        if !tool_matches(&rule.tool, tool, names) {
+            return None;
+        }
+        let shown = rule.field.as_ref()?.matches(input)?;
+        Some((rule.sourced.clone(), shown))
+    })
+}
+
+/// The denial of a call by a `Tool(param:value)` deny rule its input matches.
+fn field_rule_denial(
+    set: &RuleSet,
+    tool: &dyn Tool,
+    names: &[String],
+    input: &Value,
+) -> Option<Finding> {
+    let (rule, shown) = field_rule_hit(set, RuleBehavior::Deny, tool, names, input)?;
+    Some(
+        Finding::new(
+            Kind::Deny,
+            format!(
+                "Permission to use {} with `{shown}` has been denied.",
+                tool.name()
+            ),
+        )
+        .with_rule(Some(rule)),
+    )
+}
+
 /// The ask of a tool-wide ask rule (`ask: ["Bash"]`): asked even in bypass mode.
 fn wide_ask_finding(name: &str, rule: SourcedRule) -> Finding {
     Finding::new(

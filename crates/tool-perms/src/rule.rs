@@ -111,6 +111,188 @@ pub fn parse_rule(rule: &str) -> Result<RuleValueParsed, RuleSyntaxError> {
     }
 }
 
+/// The top-level input fields of Claude Code's tools (and Toolwright's built-in ones), which
+/// a deny or ask rule of Claude Code's `Tool(param:value)` form (2.1.178+) may name:
+/// `Bash(run_in_background:true)`, `Agent(model:opus)`. Names are the tools' rule names
+/// (`Task` is `Agent`).
+pub const TOOL_INPUT_FIELDS: &[(&str, &[&str])] = &[
+    (
+        "Agent",
+        &[
+            "description",
+            "effort",
+            "isolation",
+            "mode",
+            "model",
+            "name",
+            "prompt",
+            "run_in_background",
+            "subagent_type",
+            "team_name",
+        ],
+    ),
+    (
+        "Bash",
+        &[
+            "command",
+            "dangerouslyDisableSandbox",
+            "description",
+            "run_in_background",
+            "timeout",
+        ],
+    ),
+    ("CronCreate", &["cron", "durable", "prompt", "recurring"]),
+    ("CronDelete", &["id"]),
+    (
+        "Edit",
+        &["file_path", "new_string", "old_string", "replace_all"],
+    ),
+    ("EnterWorktree", &["name", "path"]),
+    ("ExitWorktree", &["action", "discard_changes"]),
+    ("Glob", &["path", "pattern"]),
+    (
+        "Grep",
+        &[
+            "-A",
+            "-B",
+            "-C",
+            "-i",
+            "-n",
+            "-o",
+            "context",
+            "glob",
+            "head_limit",
+            "multiline",
+            "offset",
+            "output_mode",
+            "path",
+            "pattern",
+            "type",
+        ],
+    ),
+    ("ListMcpResourcesTool", &["server"]),
+    ("Monitor", &["command", "description", "timeout_ms", "ws"]),
+    (
+        "NotebookEdit",
+        &[
+            "cell_id",
+            "cell_type",
+            "edit_mode",
+            "new_source",
+            "notebook_path",
+        ],
+    ),
+    (
+        "PowerShell",
+        &["command", "description", "run_in_background", "timeout"],
+    ),
+    (
+        "Read",
+        &["allow_large", "file_path", "limit", "offset", "pages"],
+    ),
+    ("ReadMcpResourceTool", &["server", "uri"]),
+    (
+        "ScheduleWakeup",
+        &["delaySeconds", "noop", "prompt", "reason", "stop"],
+    ),
+    ("Skill", &["args", "skill"]),
+    ("TaskCreate", &["activeForm", "description", "subject"]),
+    ("TaskGet", &["taskId"]),
+    ("TaskOutput", &["block", "task_id", "timeout"]),
+    ("TaskStop", &["shell_id", "task_id"]),
+    (
+        "TaskUpdate",
+        &[
+            "activeForm",
+            "description",
+            "owner",
+            "status",
+            "subject",
+            "taskId",
+        ],
+    ),
+    ("WebFetch", &["offset", "prompt", "url"]),
+    ("WebSearch", &["query"]),
+    ("Write", &["content", "file_path"]),
+];
+
+/// The fields a tool's own rule content already matches (its command, path or URL): Claude
+/// Code ignores a `Tool(param:value)` rule on one of them, with a warning.
+pub const PRIMARY_INPUT_FIELDS: &[&str] = &["command", "file_path", "path", "notebook_path", "url"];
+
+/// Rule content of Claude Code's `Tool(param:value)` form ([`field_rule`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldRule {
+    /// The input field named (`run_in_background`).
+    pub field: String,
+    /// The value it must have, as written: `*` stands for any characters, everything else
+    /// is exact.
+    pub value: String,
+    /// The field is one the tool's own rule content already matches
+    /// ([`PRIMARY_INPUT_FIELDS`]): Claude Code ignores the rule.
+    pub primary: bool,
+}
+
+/// The `Tool(param:value)` reading of rule content `content` on tool `tool_name`: `Some`
+/// when the text before its first `:` is one of that tool's top-level input fields
+/// ([`TOOL_INPUT_FIELDS`]), written exactly.
+pub fn field_rule(tool_name: &str, content: &str) -> Option<FieldRule> {
+    let (field, value) = content.split_once(':')?;
+    let (_, fields) = TOOL_INPUT_FIELDS
+        .iter()
+        .find(|(tool, _)| *tool == tool_name)?;
+    fields.contains(&field).then(|| FieldRule {
+        field: field.to_owned(),
+        value: value.to_owned(),
+        primary: PRIMARY_INPUT_FIELDS.contains(&field),
+    })
+}
+
+impl FieldRule {
+    /// Whether a call's `input` has this rule's field set to a value it matches: a string,
+    /// a boolean or a number, as its text (`true`, `5000`); a field left out, `null`, an
+    /// array or an object never matches. Returns the field and value as a message shows
+    /// them (`run_in_background: true`).
+    pub fn matches(&self, input: &serde_json::Value) -> Option<String> {
+        use serde_json::Value;
+        let text = match input.get(&self.field)? {
+            Value::String(s) => s.clone(),
+            Value::Bool(b) => b.to_string(),
+            Value::Number(n) => n.to_string(),
+            _ => return None,
+        };
+        wildcard_matches(&self.value, &text).then(|| format!("{}: {text}", self.field))
+    }
+}
+
+/// Whether `text` matches `pattern`, whose every `*` stands for any characters (none too) and
+/// everything else for itself. Takes time proportional to the product of the lengths at
+/// worst (a star moves on one character at a time), never more.
+fn wildcard_matches(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    // Where the last star was and where the text was when it was met.
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if pi < p.len() && p[pi] == t[ti] {
+            pi += 1;
+            ti += 1;
+        } else if let Some((sp, st)) = star {
+            // The last star takes one more character.
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,6 +343,38 @@ mod tests {
                 .as_deref(),
             Some("domain:*")
         );
+    }
+
+    /// `*` stands for any characters (none too), everything else for itself; only a
+    /// scalar field matches, and a field left out never does.
+    #[test]
+    fn field_rules_match_scalar_fields() {
+        let rule = field_rule("Agent", "model:op*s").unwrap();
+        assert!(!rule.primary);
+        assert_eq!(
+            rule.matches(&serde_json::json!({"model": "opus"}))
+                .as_deref(),
+            Some("model: opus")
+        );
+        assert!(rule.matches(&serde_json::json!({"model": "ops"})).is_some());
+        assert!(
+            rule.matches(&serde_json::json!({"model": "opusx"}))
+                .is_none()
+        );
+        assert!(rule.matches(&serde_json::json!({})).is_none());
+        assert!(
+            rule.matches(&serde_json::json!({"model": ["opus"]}))
+                .is_none()
+        );
+        let any = field_rule("Bash", "timeout:*").unwrap();
+        assert!(any.matches(&serde_json::json!({"timeout": 5000})).is_some());
+        assert!(any.matches(&serde_json::json!({"timeout": null})).is_none());
+        assert!(wildcard_matches("a*b*c", "aXbYbc"));
+        assert!(!wildcard_matches("a*b*c", "aXbYb"));
+        assert!(wildcard_matches("**", ""));
+        assert!(field_rule("Bash", "command:rm*").unwrap().primary);
+        assert_eq!(field_rule("Bash", "git:*"), None);
+        assert_eq!(field_rule("mcp__gh__x", "owner:prod"), None);
     }
 
     #[test]

@@ -518,8 +518,17 @@ pub fn load_settings_files(
                     format!("the inline value is not valid: {problem}"),
                 )),
             }
+        } else if flag.trim().is_empty() {
+            // Read as a name, it would be the directory the command runs in.
+            diags.push(SettingsDiagnostic {
+                file: None,
+                origin: Some("--settings".into()),
+                source: RuleSource::FlagSettings,
+                severity: Severity::Error,
+                message: "the file name is blank: give a settings file, or '{}' for none".into(),
+            });
         } else {
-            let path = expand_path(flag, &sources.project_dir, sources.home.as_deref());
+            let path = flag_file_path(flag, &sources.project_dir, sources.home.as_deref());
             add(RuleSource::FlagSettings, path, true, &mut files, &mut diags);
         }
     }
@@ -820,7 +829,26 @@ impl LoadedPermissions {
     ) -> Result<(), String> {
         let Some(mode) = mode else { return Ok(()) };
         if mode == PermissionMode::BypassPermissions && self.bypass_disabled {
-            return Err("--mode bypassPermissions: bypass is disabled by settings (`permissions.disableBypassPermissionsMode: \"disable\"`)".into());
+            // The file that disables it, the highest in precedence.
+            let by = self
+                .files
+                .iter()
+                .find(|f| {
+                    f.value
+                        .pointer("/permissions/disableBypassPermissionsMode")
+                        .and_then(Value::as_str)
+                        == Some("disable")
+                })
+                .map(|f| match (&f.path, &f.origin) {
+                    (Some(path), _) => path.display().to_string(),
+                    (None, Some(origin)) => origin.clone(),
+                    (None, None) => format!("the inline {} value", source_name(f.source)),
+                })
+                .map(|file| format!(" in {}", escape_hidden(&file)))
+                .unwrap_or_default();
+            return Err(format!(
+                "--mode bypassPermissions: bypass is disabled by settings (`permissions.disableBypassPermissionsMode: \"disable\"`{by})"
+            ));
         }
         permission.bypass_available = mode == PermissionMode::BypassPermissions;
         permission.mode = mode;
@@ -856,7 +884,9 @@ pub fn without_consequence(message: &str) -> String {
 
 /// `--settings` values as every settings reader should take them: inline JSON as given, a
 /// file named relative to where the command runs (the process's directory, else
-/// `fallback`), with `~` expanded, so that permissions and hooks read the same file.
+/// `fallback`), with `~` expanded, so that permissions and hooks read the same file. A name
+/// is taken as written (` s.json` is not `s.json`: [`flag_file_path`]); a blank one is kept
+/// as it is, for the loader to refuse.
 pub fn resolve_flag_settings(args: &[String], fallback: &Path) -> Vec<String> {
     let invoked_in = std::env::current_dir().unwrap_or_else(|_| fallback.to_path_buf());
     let home = std::env::var_os("HOME")
@@ -864,15 +894,27 @@ pub fn resolve_flag_settings(args: &[String], fallback: &Path) -> Vec<String> {
         .map(PathBuf::from);
     args.iter()
         .map(|arg| {
-            if tool_core::is_inline_json(arg) {
+            if tool_core::is_inline_json(arg) || arg.trim().is_empty() {
                 arg.clone()
             } else {
-                expand_path(arg, &invoked_in, home.as_deref())
+                flag_file_path(arg, &invoked_in, home.as_deref())
                     .display()
                     .to_string()
             }
         })
         .collect()
+}
+
+/// A file name given on the command line, as written: relative to `cwd`, `~` or a leading
+/// `~/` for the home directory, `.` and `..` taken lexically; its spaces are part of the name
+/// (what [`expand_path`] trims is a model's, not a person's).
+fn flag_file_path(name: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
+    let path = match (name, home) {
+        ("~", Some(home)) => home.to_path_buf(),
+        (_, Some(home)) if name.starts_with("~/") => home.join(name[2..].trim_start_matches('/')),
+        _ => PathBuf::from(name),
+    };
+    tool_core::normalize_lexically(&cwd.join(path))
 }
 
 /// Reads the CLI's `--rules` value (`permissions check --rules`): the keys of a settings
@@ -1231,6 +1273,26 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
                 }
             }
         }
+        // Settings of Claude Code's that would confine or restrict, which nothing here
+        // reads: said, so that nobody counts on them (an error in an inline value, whose
+        // restriction was meant for this command).
+        if f.value.pointer("/sandbox/enabled") == Some(&Value::Bool(true)) {
+            diagnostics.push(diag(
+                unknown,
+                "`sandbox.enabled` is true, but Toolwright has no sandbox: `sandbox` is not read, so it does not confine commands (Bash runs them with the permissions the rules give)"
+                    .into(),
+            ));
+        }
+        for key in ["availableModels", "deniedModels"] {
+            if f.value.get(key).is_some_and(|v| !v.is_null()) {
+                diagnostics.push(diag(
+                    unknown,
+                    format!(
+                        "`{key}` is not read: Toolwright does not restrict which model `agent` (or its Agent tool) uses"
+                    ),
+                ));
+            }
+        }
         let Some(perms) = f.value.get("permissions") else {
             continue;
         };
@@ -1354,11 +1416,20 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
             let miscapitalised = !d.error
                 && d.behavior != RuleBehavior::Allow
                 && d.reason.contains("tool names are case-sensitive");
-            let severity = if d.error || (miscapitalised && unknown == Severity::Error) {
-                Severity::Error
-            } else {
-                Severity::Warning
-            };
+            // A deny or ask rule that does nothing (`Bash(command:rm*)`, a
+            // `Tool(param:value)` rule on an MCP tool): in an inline value an error too, unless
+            // its tool is the host's own (which may match the content).
+            let does_nothing = !d.error
+                && d.behavior != RuleBehavior::Allow
+                && d.reason.contains(crate::engine::DOES_NOTHING)
+                && !crate::rule::parse_rule(&d.rule)
+                    .is_ok_and(|p| sources.host_tools.contains(&p.tool_name));
+            let severity =
+                if d.error || ((miscapitalised || does_nothing) && unknown == Severity::Error) {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                };
             diagnostics.push(SettingsDiagnostic {
                 file: f.path.clone(),
                 origin: f.origin.clone(),

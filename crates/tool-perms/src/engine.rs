@@ -873,8 +873,9 @@ fn write_lock<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 
 /// Commands that change a path's directory entry (remove, move, link or re-mode it), not
 /// only what is written through it: `/dev/null` is no output sink for them.
-const CHANGES_ENTRIES: [&str; 11] = [
-    "rm", "rmdir", "unlink", "mv", "ln", "chmod", "chown", "chgrp", "install", "rsync", "shred",
+const CHANGES_ENTRIES: [&str; 12] = [
+    "rm", "rmdir", "unlink", "mv", "ln", "link", "chmod", "chown", "chgrp", "install", "rsync",
+    "shred",
 ];
 
 const DONT_ASK_SUFFIX: &str = "because Claude Code is running in don't ask mode. Only pre-approved actions run in this mode; do not retry this action, and tell the user if it is needed.";

@@ -192,7 +192,15 @@ impl PathRoots {
                 // name at any depth).
                 rest.trim_end_matches("/**").trim_end_matches('/')
             };
+            // After `./`, a pattern of wildcards only (`./**`, `./**/*`, `./*`) names no name:
+            // it is everything in the cwd's tree, as Claude Code reads it, not every path on
+            // disk (a bare `**` or `*` still matches anywhere, as `**/…` does).
+            let wildcards_only = explicit
+                && name_part
+                    .split('/')
+                    .all(|segment| matches!(segment, "*" | "**"));
             let any_depth = !itself
+                && !wildcards_only
                 && !rest.starts_with("../")
                 && (rest.starts_with("**/") || !name_part.contains('/'));
             // Deliberate: a deny/ask for a name at any depth (`Read(.env)`) applies anywhere on

@@ -650,11 +650,27 @@ pub enum PathUse {
     Write,
 }
 
-/// Commands whose positional arguments are file paths, and how they use them.
+/// Commands whose positional arguments are file paths, and how they use them; any other
+/// command given a word bash expands as a glob (`echo secrets/*`) reads the directory the
+/// glob lists ([`listed_directory`]), as `ls` of it would.
 pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
+    table_path_use(name, words).or_else(|| lists_by_glob(words).then_some(PathUse::Read))
+}
+
+/// Whether a word after the command name is one bash expands as a glob: it lists a
+/// directory.
+fn lists_by_glob(words: &[Word]) -> bool {
+    words.iter().skip(1).any(|w| w.glob)
+}
+
+/// [`path_use`] of the commands known by name.
+fn table_path_use(name: &str, words: &[Word]) -> Option<PathUse> {
     Some(match name {
-        "rm" | "rmdir" | "mkdir" | "touch" | "mv" | "cp" | "ln" | "chmod" | "chown" | "chgrp"
-        | "truncate" | "shred" | "install" | "rsync" | "dd" | "tee" | "unlink" => PathUse::Write,
+        // `link FILE1 FILE2` is `ln FILE1 FILE2` (a hard link).
+        "rm" | "rmdir" | "mkdir" | "touch" | "mv" | "cp" | "ln" | "link" | "chmod" | "chown"
+        | "chgrp" | "truncate" | "shred" | "install" | "rsync" | "dd" | "tee" | "unlink" => {
+            PathUse::Write
+        }
         // In place, or with a script that may write a file it names (`w out`).
         "sed"
             if sed_in_place(words) || {
@@ -689,9 +705,13 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         // A compressor replaces its file by the compressed one (`xz F`, `bzip2 F`, `zstd --rm
         // F`), or only reads it (`xz -c`, `xzcat`, `zstd F` keeps it but writes `F.zst`
         // beside it): each file its own use ([`file_uses`]).
+        // Programs whose files are named by options of their own (`openssl -in F -out G`,
+        // `cpp IN OUT`, `xmllint --output F`, `uudecode -o F`, `rename FROM TO FILES`, the
+        // binutils that rewrite objects and archives): each file its own use.
         _ if file_uses::is_interpreter(name)
             || file_uses::is_rewriter(name)
-            || file_uses::is_compressor(name) =>
+            || file_uses::is_compressor(name)
+            || file_uses::is_converter(name) =>
         {
             match file_uses::file_uses(name, words) {
                 Some(u) if u.files.iter().any(|(_, u)| *u == PathUse::Write) => PathUse::Write,
@@ -754,11 +774,13 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         }
         // `shuf -e ARGS` shuffles its operands, `shuf -i LO-HI` numbers: no file.
         "shuf" if has_option(words, &['e', 'i'], &["--echo", "--input-range"]) => return None,
+        // `hd` is `hexdump -C`; `dir` and `vdir` are `ls`; the binutils that only read.
         "cat" | "head" | "tail" | "less" | "more" | "bat" | "nl" | "wc" | "od" | "xxd"
-        | "hexdump" | "strings" | "sort" | "uniq" | "cut" | "paste" | "column" | "file"
+        | "hexdump" | "hd" | "strings" | "sort" | "uniq" | "cut" | "paste" | "column" | "file"
         | "stat" | "diff" | "cmp" | "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "gawk"
-        | "mawk" | "nawk" | "jq" | "base64" | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum"
-        | "shasum" | "cksum" | "ls" | "find" | "tree" | "du" | "tac" | "rev" | "fold"
+        | "mawk" | "nawk" | "jq" | "base64" | "md5sum" | "sha1sum" | "sha224sum" | "sha256sum"
+        | "sha384sum" | "sha512sum" | "shasum" | "cksum" | "ls" | "dir" | "vdir" | "objdump"
+        | "readelf" | "nm" | "size" | "find" | "tree" | "du" | "tac" | "rev" | "fold"
         | "realpath" | "readlink" | "source" | "." | "cd" | "tr" | "xargs" | "comm" | "expand"
         | "unexpand" | "date" | "fmt" | "pr" | "base32" | "bzcat" | "zgrep" | "zegrep"
         | "zfgrep" | "zless" | "basenc" | "b2sum" | "sum" | "join" | "shuf" | "iconv"
@@ -2052,7 +2074,7 @@ fn short_values(name: &str) -> Option<ShortValues> {
         "shuf" => ("ino", "", &['o']),
         // `-f FROM`, `-t TO`, `-o FILE` (written).
         "iconv" => ("fto", "", &['o']),
-        "ls" => ("ITw", "", &[]),
+        "ls" | "dir" | "vdir" => ("ITw", "", &[]),
         "stat" => ("c", "", &[]),
         // `-L DIR`: modules are read from it.
         "jq" => ("fL", "", &['f', 'L']),
@@ -2305,7 +2327,7 @@ pub fn deletes_in_destination(name: &str, words: &[Word]) -> bool {
 }
 
 /// Where a command that copies, moves or links paths into a destination (`cp`, `mv`, `ln`,
-/// `install`, `rsync`) puts them, by index in its [`path_args`].
+/// `link`, `install`, `rsync`) puts them, by index in its [`path_args`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Destination {
     /// The destination: the value of `-t DIR` / `--target-directory`, else the last operand.
@@ -2533,7 +2555,7 @@ const CP_SHORT: &str = "aRrpfinvLPHdux";
 /// The [`Destination`] of a `cp`, `mv`, `ln`, `install` or `rsync` command line, when it
 /// names one (two paths or more, or `-t DIR`; not `install -d`, which only creates).
 pub fn destination(name: &str, words: &[Word]) -> Option<Destination> {
-    if !matches!(name, "cp" | "mv" | "ln" | "install" | "rsync") {
+    if !matches!(name, "cp" | "mv" | "ln" | "link" | "install" | "rsync") {
         return None;
     }
     if name == "install" && has_option(words, &['d'], &["--directory"]) {
@@ -2543,8 +2565,10 @@ pub fn destination(name: &str, words: &[Word]) -> Option<Destination> {
     let operands = &args.operand_indices;
     let (index, by_option) = match (args.target, operands.last()) {
         (Some(t), _) => (t, true),
-        (None, Some(&last)) if operands.len() >= 2 => (last, false),
+        (None, Some(&last)) if operands.len() + args.dropped >= 2 => (last, false),
         (None, Some(_)) if name == "ln" => (args.paths.len(), true),
+        // `ln -s /dev/null`: its one operand left out, the link still lands here.
+        (None, None) if name == "ln" && args.dropped > 0 => (args.paths.len(), true),
         _ => return None,
     };
     let here = index == args.paths.len();
@@ -2647,10 +2671,23 @@ struct PathArgs {
     target: Option<usize>,
     /// The indices in `paths` of the operands (not options' values).
     operand_indices: Vec<usize>,
+    /// Operands left out of `paths`: devices a symbolic link points to (`ln -s /dev/null
+    /// x`), before its destination.
+    dropped: usize,
 }
 
 /// [`path_args`], whether one of them is an operand, and which one is a target directory.
 fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
+    // A command not known by name: the directories its glob words list, read.
+    if table_path_use(name, words).is_none() {
+        return PathArgs {
+            paths: words.iter().skip(1).filter_map(listed_directory).collect(),
+            operands: false,
+            target: None,
+            operand_indices: Vec::new(),
+            dropped: 0,
+        };
+    }
     if SCRIPT_SHELLS.contains(&name) {
         let paths = shell_script_files(name, words).unwrap_or_default();
         return PathArgs {
@@ -2658,6 +2695,7 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
             operand_indices: (0..paths.len()).collect(),
             paths,
             target: None,
+            dropped: 0,
         };
     }
     if name == "sed" {
@@ -2668,14 +2706,26 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
             paths,
             operands,
             target: None,
+            dropped: 0,
         };
     }
     if let Some(uses) = file_uses::file_uses(name, words) {
+        let writes = uses.files.iter().any(|(_, u)| *u == PathUse::Write);
+        let operands = !uses.files.is_empty();
+        let mut paths: Vec<Word> = uses.files.into_iter().map(|(w, _)| w).collect();
+        // A glob word that is none of its files (the arguments of the script an
+        // interpreter runs: `python3 x.py secrets/*`) lists its directory: read, after its
+        // files, for a command that only reads ([`glob_listings`]).
+        if !writes {
+            let listings = glob_listings(name, words, &paths);
+            paths.extend(listings);
+        }
         return PathArgs {
-            operands: !uses.files.is_empty(),
-            paths: uses.files.into_iter().map(|(w, _)| w).collect(),
+            operands,
+            paths,
             target: None,
             operand_indices: Vec::new(),
+            dropped: 0,
         };
     }
     if name == "git" {
@@ -2685,6 +2735,7 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
             operands,
             target: None,
             operand_indices: Vec::new(),
+            dropped: 0,
         };
     }
     let takes_target = matches!(name, "cp" | "mv" | "ln" | "install");
@@ -2865,6 +2916,42 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
         operand_indices.push(out.len());
         out.push(w.clone());
     }
+    // A symbolic link's target is not changed, only the link's own path is written: a
+    // device as the target (`ln -s /dev/null build.log`) is no file of the command's, where
+    // its entry would be changed (`ln /dev/null x`, `rm /dev/null`). Any other target stays
+    // a path written: what is later written through the link lands there.
+    // (`ln -s /dev/null` alone links into the working directory: [`destination`] still
+    // finds it there.)
+    let mut dropped_count = 0;
+    if makes_symlinks(name, words) {
+        let dest = match target {
+            Some(_) => None,
+            None if operand_indices.len() >= 2 => operand_indices.last().copied(),
+            None => None,
+        };
+        let dropped: Vec<usize> = operand_indices
+            .iter()
+            .copied()
+            .filter(|&i| {
+                Some(i) != dest && matches!(out[i].value.as_deref(), Some("/dev/null" | "/dev/tty"))
+            })
+            .collect();
+        dropped_count = dropped.len();
+        if !dropped.is_empty() {
+            let shift = |i: usize| i - dropped.iter().filter(|&&d| d < i).count();
+            operand_indices = operand_indices
+                .into_iter()
+                .filter(|i| !dropped.contains(i))
+                .map(shift)
+                .collect();
+            target = target.map(shift);
+            let mut at = 0;
+            out.retain(|_| {
+                at += 1;
+                !dropped.contains(&(at - 1))
+            });
+        }
+    }
     // `mknod NAME TYPE [MAJOR MINOR]`: only NAME is a path.
     if name == "mknod" && operand_indices.len() > 1 {
         let others = operand_indices.split_off(1);
@@ -2873,6 +2960,14 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
             at += 1;
             !others.contains(&(at - 1))
         });
+    }
+    // A glob word that is no path of the command's (a pattern, an option's value: `grep
+    // x* f`, `--include=*.rs`) still lists its directory when bash expands it: for a
+    // command that only reads (not through a tree it walks, whose roots are its operands),
+    // that directory is read too.
+    if !writes {
+        let listings = glob_listings(name, words, &out);
+        out.extend(listings);
     }
     if name == "jq" && jq_loads_unnamed_files(words) {
         out.push(Word {
@@ -2887,7 +2982,57 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
         operands,
         target,
         operand_indices,
+        dropped: dropped_count,
     }
+}
+
+/// Whether `name WORDS` makes symbolic links: `ln -s` (`--symbolic`), `cp -s`
+/// (`--symbolic-link`), read as getopt reads them (a letter in the value of `-S SUFFIX` or
+/// `-t DIR` is no option; a long option abbreviated only as far as it is unambiguous).
+fn makes_symlinks(name: &str, words: &[Word]) -> bool {
+    let (long, values) = match name {
+        "ln" => ("--symbolic", "St"),
+        "cp" => ("--symbolic-link", "St"),
+        _ => return false,
+    };
+    let mut rest = words.get(1..).unwrap_or_default().iter();
+    while let Some(w) = rest.next() {
+        let Some(v) = w.value.as_deref() else {
+            continue;
+        };
+        if v == "--" {
+            return false;
+        }
+        if let Some(opt) = v.strip_prefix("--") {
+            let opt = opt.split_once('=').map_or(opt, |(n, _)| n);
+            if opt.len() >= 2 && long[2..].starts_with(opt) {
+                return true;
+            }
+            if !v.contains('=')
+                && ["suffix", "target-directory"]
+                    .iter()
+                    .any(|l| opt.len() >= 2 && l.starts_with(opt))
+            {
+                rest.next();
+            }
+            continue;
+        }
+        let Some(bundle) = v.strip_prefix('-').filter(|b| !b.is_empty()) else {
+            continue;
+        };
+        for (k, c) in bundle.char_indices() {
+            if c == 's' {
+                return true;
+            }
+            if values.contains(c) {
+                if k + 1 == bundle.len() {
+                    rest.next();
+                }
+                break;
+            }
+        }
+    }
+    false
 }
 
 /// sed's paths: its files and its script files (`-f FILE`, `-fFILE`, `--file=FILE`), as
@@ -2928,6 +3073,102 @@ fn sed_path_args(words: &[Word]) -> Vec<Word> {
         })
         .chain(in_script)
         .collect()
+}
+
+/// The directories the glob words of a command that only reads list, those words that are
+/// none of its `paths` (a pattern, an option's value, a script's argument: `grep x* f`,
+/// `--include=*.rs`): each is read. None for a command that walks a tree, whose roots are
+/// its operands (the listing would be taken for a root).
+fn glob_listings(name: &str, words: &[Word], paths: &[Word]) -> Vec<Word> {
+    if reads_trees(name, words).is_some() {
+        return Vec::new();
+    }
+    words
+        .iter()
+        .skip(1)
+        .filter(|w| w.glob && !paths.iter().any(|p| p.raw == w.raw))
+        .filter_map(listed_directory)
+        .collect()
+}
+
+/// The directory a word that bash expands as a glob lists: its text before the `/` that
+/// precedes the first component holding an unquoted `*`, `?` or `[` (`secrets` for
+/// `secrets/*.pem`, `.` for `*.txt`, `/` for `/*`, `~/.ssh` for `~/.ssh/*`), as a path
+/// read. A glob word that is computed (`"$d"/*`) or a brace list is given as it is: a path
+/// that cannot be computed, or the words its braces make. `None` for a word that is no glob.
+pub(crate) fn listed_directory(w: &Word) -> Option<Word> {
+    if !w.glob {
+        return None;
+    }
+    let Some(value) = w.value.as_deref() else {
+        return Some(w.clone());
+    };
+    // Where the first glob character is in the value: found in the word as written (a
+    // quoted `*` is none), else, when the written word cannot be followed, the first `*`,
+    // `?` or `[` of the value.
+    let first_glob = match unquoted_glob_marks(&w.raw) {
+        Some(marks) if marks.iter().map(|(c, _)| *c).eq(value.chars()) => {
+            let chars = marks.iter().position(|(_, glob)| *glob)?;
+            value.char_indices().nth(chars).map(|(i, _)| i)?
+        }
+        _ => value.find(['*', '?', '['])?,
+    };
+    let dir = match value[..first_glob].rfind('/') {
+        Some(0) => "/",
+        Some(i) => &value[..i],
+        None => ".",
+    };
+    Some(Word {
+        // As written, so that a `~` is read as bash reads it ([`Word::path_value`]).
+        raw: w.raw.clone(),
+        value: Some(dir.to_owned()),
+        plain: w.plain,
+        glob: false,
+    })
+}
+
+/// The characters a static word is made of once its quotes and backslashes are removed,
+/// each with whether it is an unquoted glob character (`*`, `?`, `[`); `None` for a word
+/// holding an expansion or an ANSI-C string, which this does not follow.
+fn unquoted_glob_marks(raw: &str) -> Option<Vec<(char, bool)>> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(d) = chars.next()
+                    && d != '\n'
+                {
+                    out.push((d, false));
+                }
+            }
+            '\'' => loop {
+                match chars.next()? {
+                    '\'' => break,
+                    d => out.push((d, false)),
+                }
+            },
+            '"' => loop {
+                match chars.next()? {
+                    '"' => break,
+                    '$' | '`' => return None,
+                    '\\' => match chars.next()? {
+                        d @ ('$' | '`' | '"' | '\\') => out.push((d, false)),
+                        '\n' => {}
+                        d => {
+                            out.push(('\\', false));
+                            out.push((d, false));
+                        }
+                    },
+                    d => out.push((d, false)),
+                }
+            },
+            '$' | '`' => return None,
+            '*' | '?' | '[' => out.push((c, true)),
+            d => out.push((d, false)),
+        }
+    }
+    Some(out)
 }
 
 /// The first character a word expands to when it is literal text, not an expansion, a
@@ -3069,7 +3310,7 @@ pub fn is_read_only(words: &[Word]) -> bool {
         | "df" | "which" | "whereis" | "type" | "diff" | "cmp" | "cut" | "tr" | "nl" | "od"
         | "hexdump" | "strings" | "basename" | "dirname" | "realpath" | "readlink" | "uname"
         | "whoami" | "id" | "true" | "false" | "seq" | "sleep" | "column" | "fold" | "rev"
-        | "tac" | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum" | "shasum" | "cksum"
+        | "tac" | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum" | "shasum" | "cksum" | "hd"
         | "printenv" | "groups" | "ps" | "pgrep" | "more" | "nproc" | "arch" | "tty" | "locale"
         | "cal" | "paste" | "comm" | "expand" | "unexpand" | "cd" => true,
         "wc" | "du" => !any_option(&[], &["--files0-from"]),
@@ -3182,6 +3423,7 @@ pub fn reads_only_whatever_is_appended(words: &[Word]) -> bool {
                 | "cksum"
                 | "strings"
                 | "hexdump"
+                | "hd"
                 | "column"
                 | "fold"
                 | "rev"

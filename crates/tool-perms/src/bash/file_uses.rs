@@ -99,6 +99,7 @@ pub fn file_uses(name: &str, words: &[Word]) -> Option<FileUses> {
         "git" => return git(words),
         _ if is_interpreter(name) => return interpreter(name, words),
         _ if is_rewriter(name) => return rewriter(name, words),
+        _ if is_converter(name) => return converter(name, words),
         _ => editor(name, words)?,
     })
 }
@@ -5398,6 +5399,1996 @@ const GIT_FILL_FLAGS: &[&str] = &[
     "--no-reject-shallow",
 ];
 
+// ─── Programs whose files are named by options of their own ───────────────────────────
+
+/// What kind of program [`converter`] reads the command line of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Converter {
+    /// `rename`: util-linux's (`rename FROM TO FILES…`) or Perl's (`rename CODE FILES…`).
+    Rename,
+    /// `openssl SUBCOMMAND -in F -out G …`.
+    Openssl,
+    /// `uudecode [-o F] [FILES]`.
+    Uudecode,
+    /// `cpp [IN [OUT]]` (the preprocessor: a second operand is its output).
+    Cpp,
+    /// `cc`, `gcc`, `g++`, `c++`, `clang`, `clang++` (and their versioned names).
+    Compiler,
+    /// `xmllint [--output F] FILES`.
+    Xmllint,
+    /// `objcopy IN [OUT]`.
+    Objcopy,
+    /// `strip [-o F] FILES`.
+    Strip,
+    /// `ar KEY ARCHIVE [MEMBERS]`.
+    Ar,
+    /// `ranlib ARCHIVES`.
+    Ranlib,
+}
+
+fn converter_kind(name: &str) -> Option<Converter> {
+    // `gcc-12`, `clang-16`: a version after the name.
+    let versioned = |base: &str| {
+        name.strip_prefix(base)
+            .and_then(|rest| rest.strip_prefix('-'))
+            .is_some_and(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    };
+    Some(match name {
+        "rename" | "rename.ul" | "file-rename" | "prename" | "perl-rename" => Converter::Rename,
+        "openssl" => Converter::Openssl,
+        "uudecode" => Converter::Uudecode,
+        "cpp" => Converter::Cpp,
+        "cc" | "c++" | "gcc" | "g++" | "clang" | "clang++" => Converter::Compiler,
+        _ if versioned("cpp") => Converter::Cpp,
+        _ if ["gcc", "g++", "clang", "clang++"]
+            .into_iter()
+            .any(versioned) =>
+        {
+            Converter::Compiler
+        }
+        "xmllint" => Converter::Xmllint,
+        "objcopy" => Converter::Objcopy,
+        "strip" => Converter::Strip,
+        "ar" => Converter::Ar,
+        "ranlib" => Converter::Ranlib,
+        _ => return None,
+    })
+}
+
+/// Whether `name` names its files by options of its own, which [`file_uses`] reads:
+/// `rename`, `openssl`, `uudecode`, `cpp` and the C compilers, `xmllint`, and the binutils
+/// that write objects and archives (`objcopy`, `strip`, `ar`, `ranlib`).
+pub fn is_converter(name: &str) -> bool {
+    converter_kind(name).is_some()
+}
+
+fn converter(name: &str, words: &[Word]) -> Option<FileUses> {
+    Some(match converter_kind(name)? {
+        Converter::Rename => rename(words),
+        Converter::Openssl => openssl(words),
+        Converter::Uudecode => uudecode(words),
+        Converter::Cpp => c_compiler(words, true),
+        Converter::Compiler => c_compiler(words, false),
+        Converter::Xmllint => xmllint(words),
+        Converter::Objcopy => objcopy(words),
+        Converter::Strip => strip(words),
+        Converter::Ar => ar(words),
+        Converter::Ranlib => ranlib(words),
+    })
+}
+
+/// A word of the command line read as an operand: a computed word that may be an option
+/// too is a use that cannot be worked out.
+fn operand_or_unknown(out: &mut FileUses, w: &Word, use_: PathUse) {
+    if w.value.is_some() || super::commands::is_surely_operand(w) {
+        out.file(&whole(w), use_);
+    } else {
+        out.unknown(format!("the computed word {}", w.raw));
+    }
+}
+
+/// A rename: util-linux's `rename [-vnoalsi] FROM TO FILES…` replaces FROM by TO in each
+/// file's name (in its last component, unless FROM or TO holds a `/`; the first occurrence,
+/// `-l` the last, `-a` all), Perl's `rename [-vnfd0] CODE FILES…` (or `-e CODE`) runs CODE
+/// on each name. Which one is installed is not known: both readings are taken. Every
+/// operand after the first is a file moved away (written); the names it gets are worked
+/// out for util-linux, and for a Perl substitution of literal text (`s/\.htm$/.html/` is
+/// not: an anchor), else they cannot be; Perl code that cannot change a name (util-linux's
+/// `.htm`, a bare word) makes none. With one operand, Perl's rename reads the names from
+/// its input.
+fn rename(words: &[Word]) -> FileUses {
+    let mut out = FileUses::default();
+    let mut codes: Vec<&Word> = Vec::new();
+    let mut operands: Vec<&Word> = Vec::new();
+    let mut options = true;
+    let mut iter = words.iter().skip(1);
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            if options && !super::commands::is_surely_operand(w) {
+                out.unknown(format!("the computed word {}", w.raw));
+            }
+            operands.push(w);
+            continue;
+        };
+        if !options || v == "-" || !v.starts_with('-') {
+            operands.push(w);
+            continue;
+        }
+        if v == "--" {
+            options = false;
+            continue;
+        }
+        if let Some(long) = v.strip_prefix("--") {
+            let (long, inline) = match long.split_once('=') {
+                Some((n, value)) => (n, Some(value)),
+                None => (long, None),
+            };
+            const FLAGS: &[&str] = &[
+                "verbose",
+                "symlink",
+                "no-act",
+                "nono",
+                "all",
+                "last",
+                "no-overwrite",
+                "interactive",
+                "force",
+                "path",
+                "fullpath",
+                "nopath",
+                "filename",
+                "null",
+                "help",
+                "man",
+                "version",
+            ];
+            if long == "expr" {
+                match (inline, iter.next()) {
+                    (Some(_), _) => codes.push(w),
+                    (None, Some(code)) => codes.push(code),
+                    (None, None) => {}
+                }
+            } else if !FLAGS.contains(&long) {
+                out.unknown(format!("what rename does with the option {v}"));
+            }
+            continue;
+        }
+        for (k, c) in v[1..].char_indices() {
+            match c {
+                'v' | 's' | 'n' | 'a' | 'l' | 'o' | 'i' | 'f' | '0' | 'd' | 'h' | 'm' | 'V' => {}
+                'e' | 'E' => {
+                    let rest = &v[1 + k + 1..];
+                    if rest.is_empty() {
+                        if let Some(code) = iter.next() {
+                            codes.push(code);
+                        }
+                    } else {
+                        codes.push(w);
+                    }
+                    break;
+                }
+                _ => {
+                    out.unknown(format!("what rename does with the option -{c} in {v}"));
+                    break;
+                }
+            }
+        }
+    }
+    // Perl code given by `-e` (`-eCODE` names it in the word itself: not worked out).
+    let code_given = !codes.is_empty();
+    let files: &[&Word] = if code_given {
+        &operands
+    } else {
+        operands.get(1..).unwrap_or_default()
+    };
+    if files.is_empty() && operands.len() <= usize::from(!code_given) {
+        out.unknown("the files named on its input".to_owned());
+    }
+    for w in files {
+        operand_or_unknown(&mut out, w, PathUse::Write);
+    }
+    // Perl's reading: the code, and the files after it.
+    let perl_code: Option<&Word> = match codes.as_slice() {
+        [] => operands.first().copied(),
+        [one] if one.value.as_deref().is_some_and(|v| !v.starts_with('-')) => Some(*one),
+        _ => None,
+    };
+    match perl_code
+        .and_then(|w| w.value.as_deref())
+        .map(perl_rename_code)
+    {
+        Some(PerlRename::Nothing) => {}
+        Some(PerlRename::Substitute(s)) => {
+            for w in files {
+                renamed_to(&mut out, w, &s.from, &s.to, true, |name| s.apply(name));
+            }
+        }
+        _ if files.is_empty() => {}
+        _ => out.unknown("the new names its Perl code makes".into()),
+    }
+    // util-linux's reading: FROM, TO, then the files (those after TO).
+    if !code_given
+        && let [from, to, rest @ ..] = operands.as_slice()
+        && !rest.is_empty()
+    {
+        match (from.value.as_deref(), to.value.as_deref()) {
+            (Some(from), Some(to)) => {
+                // The last component only, unless FROM or TO holds a `/`.
+                let whole_path = from.contains('/') || to.contains('/');
+                for w in rest {
+                    renamed_to(&mut out, w, from, to, whole_path, |name| {
+                        let (dir, base) = match name.rfind('/') {
+                            Some(i) if !whole_path => name.split_at(i + 1),
+                            _ => ("", name),
+                        };
+                        util_linux_renamed(base, from, to)
+                            .into_iter()
+                            .map(|n| format!("{dir}{n}"))
+                            .collect()
+                    });
+                }
+            }
+            _ => out.unknown("the new names its computed expression makes".into()),
+        }
+    }
+    out
+}
+
+/// The new names of the file `w` a rename of `from` into `to` gives it, written: worked out
+/// by `rename` for a static word; for a glob whose directory is static, names not known in
+/// that directory when the replacement cannot move it elsewhere (neither text holds a `/`,
+/// and the directory's own text, when the whole path is searched, does not hold `from`);
+/// else names that cannot be worked out.
+fn renamed_to(
+    out: &mut FileUses,
+    w: &Word,
+    from: &str,
+    to: &str,
+    whole_path: bool,
+    rename: impl Fn(&str) -> Vec<String>,
+) {
+    let w = whole(w);
+    match w.value.as_deref() {
+        Some(v) if !w.glob => {
+            for name in rename(v) {
+                out.write(literal(&name));
+            }
+        }
+        _ => {
+            let dir = super::commands::listed_directory(&w).filter(|d| !d.glob);
+            match dir.as_ref().and_then(|d| d.value.as_deref()) {
+                Some(d)
+                    if !(from.contains('/')
+                        || to.contains('/')
+                        || (whole_path && d.contains(from))) =>
+                {
+                    out.fill(literal(d));
+                }
+                _ => out.unknown(format!("the new names of {}", w.raw)),
+            }
+        }
+    }
+}
+
+/// What Perl code given to `rename` does to a name.
+enum PerlRename {
+    /// Nothing: text that is no Perl that changes `$_` (util-linux's `.htm`, a bare word).
+    Nothing,
+    /// A substitution of literal text.
+    Substitute(Substitution),
+    /// Anything else: what it makes cannot be worked out.
+    Unknown,
+}
+
+/// `s/FROM/TO/` with literal text on both sides, FROM maybe anchored (`^`, `$`); `g`: every
+/// occurrence.
+struct Substitution {
+    from: String,
+    to: String,
+    global: bool,
+    at_start: bool,
+    at_end: bool,
+}
+
+impl Substitution {
+    /// The name it makes of `name`, if it changes it.
+    fn apply(&self, name: &str) -> Vec<String> {
+        let (from, to) = (self.from.as_str(), self.to.as_str());
+        let made = match (self.at_start, self.at_end) {
+            (true, true) => (name == from).then(|| to.to_owned()),
+            (true, false) => name.strip_prefix(from).map(|rest| format!("{to}{rest}")),
+            (false, true) => name.strip_suffix(from).map(|rest| format!("{rest}{to}")),
+            (false, false) => replaced(name, from, to, self.global),
+        };
+        made.into_iter().collect()
+    }
+}
+
+/// Reads the Perl code of a `rename`: a substitution of literal text (`s/a/b/`, `s|a|b|g`,
+/// `s.a.b.`, `s/\.htm$/.html/`), text that changes no name, or anything else.
+fn perl_rename_code(code: &str) -> PerlRename {
+    // The first word: `s`, `y`, `tr`, `chop` … change `$_`.
+    let word: String = code
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    let after = &code[word.len()..];
+    if word == "s"
+        && let Some(delim) = after.chars().next()
+        && !delim.is_alphanumeric()
+        && !delim.is_whitespace()
+        && !matches!(delim, '(' | '[' | '{' | '<')
+    {
+        return substitution(&after[delim.len_utf8()..], delim)
+            .map_or(PerlRename::Unknown, PerlRename::Substitute);
+    }
+    let changes = matches!(word.as_str(), "s" | "y" | "tr" | "chop" | "chomp")
+        && !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+    let plain = code
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_.,+:@%-".contains(c));
+    if plain && !changes {
+        PerlRename::Nothing
+    } else {
+        PerlRename::Unknown
+    }
+}
+
+/// The substitution `FROM<d>TO<d>FLAGS` (after `s<d>`) when both sides are literal text: no
+/// regex or interpolation character but an escaped one (`\.`), `^` only first and `$` only
+/// last in FROM, and no flag but `g`.
+fn substitution(body: &str, delim: char) -> Option<Substitution> {
+    let mut parts: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let (mut at_start, mut at_end) = (false, false);
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        let in_from = parts.is_empty();
+        if c == '\\' {
+            // An escaped character that is no regex or string escape: itself.
+            match chars.next() {
+                Some(d) if !d.is_alphanumeric() => current.push(d),
+                _ => return None,
+            }
+        } else if c == delim {
+            parts.push(std::mem::take(&mut current));
+            if parts.len() == 2 {
+                break;
+            }
+        } else if in_from && c == '^' && current.is_empty() && !at_start {
+            at_start = true;
+        } else if in_from && c == '$' && chars.peek() == Some(&delim) {
+            at_end = true;
+        } else if (in_from && "^$.|?*+()[]{}@%".contains(c)) || (!in_from && "$@".contains(c)) {
+            // A regex character in FROM, an interpolation in TO.
+            return None;
+        } else {
+            current.push(c);
+        }
+    }
+    let flags: String = chars.collect();
+    match parts.as_slice() {
+        [from, to] if !from.is_empty() && flags.chars().all(|f| f == 'g') => Some(Substitution {
+            from: from.clone(),
+            to: to.clone(),
+            global: !flags.is_empty(),
+            at_start,
+            at_end,
+        }),
+        _ => None,
+    }
+}
+
+/// `name` with `from` replaced by `to`: the first occurrence, or each (`global`); nothing
+/// when `from` is not in it.
+fn replaced(name: &str, from: &str, to: &str, global: bool) -> Option<String> {
+    name.contains(from).then(|| {
+        if global {
+            name.replace(from, to)
+        } else {
+            name.replacen(from, to, 1)
+        }
+    })
+}
+
+/// The names util-linux's rename may give `name`: FROM replaced by TO at its first
+/// occurrence, its last (`-l`) or every one (`-a`); each is checked.
+fn util_linux_renamed(name: &str, from: &str, to: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let Some(first) = replaced(name, from, to, false) else {
+        return out;
+    };
+    out.push(first);
+    if let Some(i) = name.rfind(from) {
+        out.push(format!("{}{to}{}", &name[..i], &name[i + from.len()..]));
+    }
+    out.push(name.replace(from, to));
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// What the value of an option of `openssl` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OsslValue {
+    /// A file read (`-in F`, `-inkey F`, `-CAfile F`).
+    Read,
+    /// A file written (`-out F`, `-keyout F`).
+    Write,
+    /// A directory written with names it makes (`ca -outdir DIR`).
+    Fill,
+    /// A password source: `file:F` reads F (`-passin file:F`).
+    Pass,
+    /// Files read, `:`-separated (`-rand F1:F2`).
+    Files,
+    /// A key to make: `ALG:BITS`, or `ALG:FILE`/`param:FILE` reads FILE (`-newkey`).
+    NewKey,
+    /// No file (`-days 365`, `-subj /CN=x`, `-inform PEM`).
+    Other,
+}
+
+/// How an option of `openssl SUB` reads: a flag, an option with a value, or one not known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OsslOption {
+    Flag,
+    Value(OsslValue),
+    Unknown,
+}
+
+/// The digest subcommands, whose `-sign`, `-verify`, `-prverify` and `-signature` name key
+/// and signature files (`openssl dgst -sha256 -verify pub.pem -signature sig FILE`).
+fn openssl_digest(sub: &str) -> bool {
+    const DIGESTS: &[&str] = &[
+        "dgst",
+        "md2",
+        "md4",
+        "md5",
+        "mdc2",
+        "rmd160",
+        "ripemd160",
+        "sha1",
+        "sha224",
+        "sha256",
+        "sha384",
+        "sha512",
+        "sha512-224",
+        "sha512-256",
+        "sha3-224",
+        "sha3-256",
+        "sha3-384",
+        "sha3-512",
+        "shake128",
+        "shake256",
+        "sm3",
+        "blake2b512",
+        "blake2s256",
+    ];
+    DIGESTS.contains(&sub)
+}
+
+/// The cipher and digest names openssl takes as flags (`-aes-256-cbc`, `-sha256`).
+fn openssl_algorithm(name: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "aes",
+        "aria",
+        "bf",
+        "blowfish",
+        "camellia",
+        "cast",
+        "chacha",
+        "des",
+        "desx",
+        "id-aes",
+        "idea",
+        "rc2",
+        "rc4",
+        "rc5",
+        "seed",
+        "sm4",
+        "md2",
+        "md4",
+        "md5",
+        "mdc2",
+        "ripemd",
+        "rmd",
+        "sha",
+        "sm3",
+        "shake",
+        "blake2",
+        "whirlpool",
+        "gost",
+        "tls1",
+        "ssl3",
+        "dtls",
+        "no_",
+        "no-",
+    ];
+    PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// Options of `openssl` whose value is a file it writes.
+const OSSL_WRITES: &[&str] = &[
+    "out",
+    "keyout",
+    "writerand",
+    "sess_out",
+    "keylogfile",
+    "msgfile",
+    "reqout",
+    "respout",
+    "certsout",
+    "dataout",
+    "CAserial",
+    "signer",
+    "certout",
+    "unix",
+    "rctout",
+    "out_trusted",
+    "trace_file",
+];
+
+/// Options of `openssl` whose value is a file it reads.
+const OSSL_READS: &[&str] = &[
+    "in",
+    "inkey",
+    "key",
+    "signkey",
+    "kfile",
+    "CAfile",
+    "CApath",
+    "CAstore",
+    "CA",
+    "CAkey",
+    "cert",
+    "certfile",
+    "chainCAfile",
+    "chainCApath",
+    "verifyCAfile",
+    "verifyCApath",
+    "untrusted",
+    "trusted",
+    "CRLfile",
+    "CRL",
+    "crl",
+    "extfile",
+    "config",
+    "paramfile",
+    "prverify",
+    "signature",
+    "sigfile",
+    "peerkey",
+    "oid",
+    "genconf",
+    "queryfile",
+    "data",
+    "content",
+    "verify_receipt",
+    "recip",
+    "spkac",
+    "ss_cert",
+    "revoke",
+    "index",
+    "rsigner",
+    "rkey",
+    "rother",
+    "sess_in",
+    "dhparam",
+    "psk_session",
+    "early_data",
+    "xkey",
+    "xcert",
+    "xchain",
+    "serverinfo",
+    "dcert",
+    "dkey",
+    "cert_chain",
+    "key2",
+    "cert2",
+    "status_file",
+    "force_pubkey",
+    "provider-path",
+    "chain",
+    "certsin",
+    "reqin",
+    "respin",
+    "keyfile",
+    "cacert",
+    "dcert_chain",
+    "dhkey",
+];
+
+/// Options of `openssl` whose value names no file.
+const OSSL_VALUES: &[&str] = &[
+    "inform",
+    "outform",
+    "keyform",
+    "certform",
+    "CAform",
+    "CAkeyform",
+    "peerform",
+    "crlform",
+    "CRLform",
+    "dcertform",
+    "dkeyform",
+    "md",
+    "cipher",
+    "ciphersuites",
+    "digest",
+    "k",
+    "S",
+    "K",
+    "iv",
+    "iter",
+    "bufsize",
+    "saltlen",
+    "name",
+    "caname",
+    "subj",
+    "days",
+    "set_serial",
+    "extensions",
+    "reqexts",
+    "section",
+    "addext",
+    "pkeyopt",
+    "sigopt",
+    "vfyopt",
+    "nameopt",
+    "certopt",
+    "reqopt",
+    "algorithm",
+    "hmac",
+    "mac",
+    "macopt",
+    "kdf",
+    "kdflen",
+    "kdfopt",
+    "engine",
+    "keygen_engine",
+    "provider",
+    "propquery",
+    "connect",
+    "servername",
+    "port",
+    "accept",
+    "host",
+    "url",
+    "checkend",
+    "setalias",
+    "addtrust",
+    "addreject",
+    "ext",
+    "not_before",
+    "not_after",
+    "verify_hostname",
+    "verify_email",
+    "verify_ip",
+    "verify_depth",
+    "verify_name",
+    "auth_level",
+    "attime",
+    "policy",
+    "salt",
+    "offset",
+    "length",
+    "strparse",
+    "genstr",
+    "xoflen",
+    "conv_form",
+    "param_enc",
+    "groups",
+    "curves",
+    "sigalgs",
+    "client_sigalgs",
+    "starttls",
+    "proxy",
+    "timeout",
+    "secretkey",
+    "secretkeyid",
+    "keyid",
+    "econtent_type",
+    "crlexts",
+    "crl_reason",
+    "crl_hold",
+    "crl_compromise",
+    "crl_CA_compromise",
+    "crldays",
+    "crlhours",
+    "status_timeout",
+    "nmin",
+    "ndays",
+    "nrequest",
+    "rmd",
+    "rsigopt",
+    "psk",
+    "psk_identity",
+    "srpuser",
+    "srppass",
+    "alpn",
+    "nextprotoneg",
+    "max_send_frag",
+    "split_send_frag",
+    "max_pipelines",
+    "read_buf",
+    "mtu",
+    "bind",
+    "naccept",
+    "num",
+    "primes",
+    "curve",
+    "bits",
+    "keymatexport",
+    "keymatexportlen",
+    "sess_id_context",
+    "certpbe",
+    "keypbe",
+    "macalg",
+    "maciter",
+    "legacy_alg",
+    "CSP",
+    "LMK",
+    "type",
+    "recip_kdf",
+    "recip_ukm",
+    "keyopt",
+    "receipt_request_from",
+    "receipt_request_to",
+    "tsa_name",
+    "tspolicy",
+    "passphrase",
+    "opt",
+];
+
+/// Options of `openssl` that take no value (besides the cipher and digest names,
+/// [`openssl_algorithm`]).
+const OSSL_FLAGS: &[&str] = &[
+    "help",
+    "d",
+    "e",
+    "a",
+    "A",
+    "base64",
+    "p",
+    "P",
+    "nosalt",
+    "nopad",
+    "z",
+    "none",
+    "v",
+    "noout",
+    "text",
+    "pubout",
+    "pubin",
+    "nodes",
+    "noenc",
+    "new",
+    "x509",
+    "x509v1",
+    "batch",
+    "verbose",
+    "quiet",
+    "hex",
+    "binary",
+    "r",
+    "c",
+    "pbkdf2",
+    "req",
+    "x509toreq",
+    "modulus",
+    "pubkey",
+    "fingerprint",
+    "hash",
+    "subject_hash",
+    "issuer_hash",
+    "subject_hash_old",
+    "issuer_hash_old",
+    "ocspid",
+    "ocsp_uri",
+    "email",
+    "alias",
+    "clrtrust",
+    "clrreject",
+    "trustout",
+    "clrext",
+    "CAcreateserial",
+    "preserve_dates",
+    "copy_extensions",
+    "check",
+    "genkey",
+    "noverify",
+    "showcerts",
+    "brief",
+    "status",
+    "prexit",
+    "crlf",
+    "ign_eof",
+    "debug",
+    "msg",
+    "state",
+    "nbio",
+    "nbio_test",
+    "reconnect",
+    "tlsextdebug",
+    "www",
+    "WWW",
+    "HTTP",
+    "rev",
+    "export",
+    "nokeys",
+    "nocerts",
+    "info",
+    "descert",
+    "nomacver",
+    "nomac",
+    "nomaciter",
+    "maclegacy",
+    "twopass",
+    "legacy",
+    "clcerts",
+    "cacerts",
+    "print_certs",
+    "print",
+    "print_pkeyopt",
+    "genparam",
+    "outpubkey",
+    "traditional",
+    "param_out",
+    "check_ss_sig",
+    "x509_strict",
+    "ignore_critical",
+    "policy_check",
+    "explicit_policy",
+    "inhibit_any",
+    "inhibit_map",
+    "crl_check",
+    "crl_check_all",
+    "use_deltas",
+    "partial_chain",
+    "trusted_first",
+    "allow_proxy_certs",
+    "suiteB_128",
+    "suiteB_128_only",
+    "suiteB_192",
+    "show_chain",
+    "issuer_checks",
+    "sign",
+    "verify",
+    "encrypt",
+    "decrypt",
+    "resign",
+    "cmsout",
+    "pk7out",
+    "nointern",
+    "nodetach",
+    "noattr",
+    "nosmimecap",
+    "nochain",
+    "nosigs",
+    "stream",
+    "indef",
+    "noindef",
+    "asciicrlf",
+    "gencrl",
+    "selfsign",
+    "preserveDN",
+    "noemailDN",
+    "msie_hack",
+    "infiles",
+    "utf8",
+    "multivalue-rdn",
+    "newhdr",
+    "subject",
+    "serial",
+    "issuer",
+    "startdate",
+    "enddate",
+    "purpose",
+    "dates",
+    "crypt",
+    "1",
+    "5",
+    "6",
+    "apr1",
+    "aixmd5",
+    "stdin",
+    "noCApath",
+    "noCAfile",
+    "noCAstore",
+    "no-CApath",
+    "no-CAfile",
+    "no-CAstore",
+    "resp_text",
+    "req_text",
+    "resp_no_certs",
+    "ignore_err",
+    "nonce",
+    "token_in",
+    "token_out",
+    "reply",
+    "query",
+    "generate",
+    "safe",
+    "version",
+    "dsaparam",
+    "C",
+    "enable_pha",
+    "comp",
+    "strict",
+    "sendfile",
+    "ktls",
+    "ignore_unexpected_eof",
+    "legacy_renegotiation",
+    "legacy_server_connect",
+    "client_renegotiation",
+    "serverpref",
+    "bugs",
+    "noservername",
+    "4",
+    "all",
+    "digests",
+    "ciphers",
+    "cipher-algorithms",
+    "digest-algorithms",
+    "public-key-algorithms",
+    "commands",
+    "standard-commands",
+    "cipher-commands",
+    "digest-commands",
+    "providers",
+    "key-managers",
+    "mac-algorithms",
+    "kdf-algorithms",
+    "random-generators",
+    "key-exchange-algorithms",
+    "signature-algorithms",
+    "asymcipher-algorithms",
+    "encoder",
+    "decoder",
+    "objects",
+    "disabled",
+    "options",
+    "noprompt",
+    "nocrypt",
+    "des3",
+    "iana",
+    "SSL",
+    "s",
+    "V",
+    "stdname",
+    "pem",
+    "pubcheck",
+    "2",
+    "3",
+    "F4",
+    "f4",
+];
+
+fn openssl_option(sub: &str, name: &str) -> OsslOption {
+    use OsslOption::{Flag, Unknown, Value};
+    use OsslValue::{Files, Fill, NewKey, Other, Pass, Read, Write};
+    let digest = openssl_digest(sub);
+    match name {
+        _ if OSSL_WRITES.contains(&name) => Value(Write),
+        "outdir" => Value(Fill),
+        _ if OSSL_READS.contains(&name) => Value(Read),
+        "sign" | "verify" if digest => Value(Read),
+        "issuer" if sub == "ocsp" => Value(Read),
+        "passin" | "passout" | "pass" | "password" | "dpass" => Value(Pass),
+        "rand" => Value(Files),
+        "newkey" => Value(NewKey),
+        "verify" if matches!(sub, "s_client" | "s_server" | "s_time") => Value(Other),
+        "serial" if sub == "ocsp" => Value(Other),
+        "subject" | "to" | "from" if matches!(sub, "cms" | "smime") => Value(Other),
+        "purpose" if sub != "x509" => Value(Other),
+        "startdate" | "enddate" if sub == "ca" => Value(Other),
+        _ if OSSL_VALUES.contains(&name) => Value(Other),
+        _ if openssl_algorithm(name) || OSSL_FLAGS.contains(&name) => Flag,
+        _ => Unknown,
+    }
+}
+
+/// The subcommands of `openssl` whose operands are no files (`passwd PASSWORD`, `rand 16`,
+/// `genrsa 2048`, `prime N`, `errstr CODE`).
+fn openssl_operands_are_no_files(sub: &str) -> bool {
+    const NO_FILES: &[&str] = &[
+        "passwd", "prime", "errstr", "rand", "genrsa", "dhparam", "dsaparam", "speed", "ciphers",
+        "list", "help", "version", "srp", "engine", "info", "kdf", "mac", "s_client", "s_server",
+        "s_time",
+    ];
+    NO_FILES.contains(&sub)
+}
+
+/// The files `openssl SUB OPTIONS [OPERANDS]` reads and writes: options are single-dash
+/// words (`-in F`, `--in F`, `-in=F`) whose value is the next word; the values of `-in`,
+/// `-inkey`, `-CAfile`, `-kfile`, `-passin file:F`, … are read, those of `-out`,
+/// `-keyout`, `-writerand`, … written; the operands of a subcommand that takes files
+/// (`dgst`, `sha256`, `verify`, …) are read. An option it is not known to take is a use
+/// that cannot be worked out, and the word after it, if it is no option, a file written.
+/// openssl stops at its first operand, but later options are read as options here (a word
+/// taken for an operand when it was a value reads no further).
+fn openssl(words: &[Word]) -> FileUses {
+    let mut out = FileUses::default();
+    let args = words.get(1..).unwrap_or_default();
+    let Some(first) = args.first() else {
+        return out;
+    };
+    let Some(sub) = first.value.as_deref() else {
+        out.unknown(format!("the computed subcommand {}", first.raw));
+        return out;
+    };
+    let (sub, rest) = if sub.starts_with('-') {
+        ("", args)
+    } else {
+        (sub, &args[1..])
+    };
+    let operands_read = !openssl_operands_are_no_files(sub);
+    let operand = |out: &mut FileUses, w: &Word| {
+        if operands_read {
+            operand_or_unknown(out, w, PathUse::Read);
+        }
+    };
+    // `-CAcreateserial` makes `CA.srl` beside the CA certificate (`-CA ca.pem`: `ca.srl`).
+    let mut ca: Option<Word> = None;
+    let mut create_serial = false;
+    let mut iter = rest.iter().peekable();
+    let mut after_dashdash = false;
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            if after_dashdash || super::commands::is_surely_operand(w) {
+                operand(&mut out, w);
+            } else {
+                out.unknown(format!("the computed word {}", w.raw));
+            }
+            continue;
+        };
+        if after_dashdash || v == "-" || !v.starts_with('-') {
+            operand(&mut out, w);
+            continue;
+        }
+        if v == "--" {
+            after_dashdash = true;
+            continue;
+        }
+        let body = v.strip_prefix("--").unwrap_or(&v[1..]);
+        let (name, inline) = match body.split_once('=') {
+            Some((n, value)) => (n, Some(value)),
+            None => (body, None),
+        };
+        let kind = match openssl_option(sub, name) {
+            OsslOption::Flag => {
+                create_serial |= name == "CAcreateserial";
+                continue;
+            }
+            OsslOption::Value(kind) => kind,
+            OsslOption::Unknown => {
+                out.unknown(format!("what openssl {sub} does with the option {v}"));
+                // Its value, if it has one, may be a file it writes.
+                if inline.is_none()
+                    && let Some(next) = iter.next_if(|n| {
+                        n.value
+                            .as_deref()
+                            .is_none_or(|n| n == "-" || !n.starts_with('-'))
+                    })
+                {
+                    operand_or_unknown(&mut out, next, PathUse::Write);
+                }
+                continue;
+            }
+        };
+        let value = match inline {
+            Some(value) => path(value, w),
+            // A value that is not a file is not taken when it looks like another option:
+            // read as that option instead (on the safe side if the table is wrong).
+            None if kind == OsslValue::Other => {
+                iter.next_if(|n| n.value.as_deref().is_none_or(|n| !n.starts_with('-')));
+                continue;
+            }
+            None => match iter.next() {
+                Some(next) => whole(next),
+                None => continue,
+            },
+        };
+        let Some(text) = value.value.clone() else {
+            if kind != OsslValue::Other {
+                out.unknown(format!("the computed value {} of {v}", value.raw));
+            }
+            continue;
+        };
+        match kind {
+            OsslValue::Read => {
+                if name == "CA" {
+                    ca = Some(value.clone());
+                }
+                out.file(&value, PathUse::Read);
+            }
+            OsslValue::Write => out.file(&value, PathUse::Write),
+            OsslValue::Fill => out.fill(value),
+            OsslValue::Pass => {
+                if let Some(file) = text.strip_prefix("file:") {
+                    out.file(&path(file, &value), PathUse::Read);
+                }
+            }
+            OsslValue::Files => {
+                for file in text.split(':').filter(|f| !f.is_empty()) {
+                    out.file(&path(file, &value), PathUse::Read);
+                }
+            }
+            OsslValue::NewKey => {
+                if let Some((_, file)) = text.split_once(':')
+                    && !file.chars().all(|c| c.is_ascii_digit())
+                {
+                    out.file(&path(file, &value), PathUse::Read);
+                }
+            }
+            OsslValue::Other => {}
+        }
+    }
+    if create_serial {
+        match ca.as_ref().and_then(|w| w.value.clone()) {
+            Some(ca) => {
+                let stem = match ca.rfind('.') {
+                    Some(i) if !ca[i..].contains('/') => &ca[..i],
+                    _ => ca.as_str(),
+                };
+                out.write(literal(&format!("{stem}.srl")));
+            }
+            None => out.unknown("the serial file it makes beside the CA certificate".into()),
+        }
+    }
+    out
+}
+
+/// The options of `uudecode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Uudecode {
+    Other,
+    /// `-o FILE`: the decoded file goes there.
+    Output,
+}
+
+const UUDECODE: Syntax<Uudecode> = Syntax {
+    table: &[
+        ("output-file", Some('o'), true, Uudecode::Output),
+        ("continue", Some('c'), false, Uudecode::Other),
+        ("ignore-chmod", Some('i'), false, Uudecode::Other),
+        ("help", Some('h'), false, Uudecode::Other),
+        ("version", Some('v'), false, Uudecode::Other),
+    ],
+    long_equals: true,
+    old_style: false,
+};
+
+/// `uudecode [-o FILE] [FILES]`: the files are read; the decoded file is written to `-o
+/// FILE`, else to the name the input itself holds, which cannot be worked out.
+fn uudecode(words: &[Word]) -> FileUses {
+    let parsed = parse(words, &UUDECODE);
+    let mut out = FileUses::default();
+    let mut output = false;
+    for item in &parsed.items {
+        match item {
+            Item::Unknown(what) => out.unknown(format!("what uudecode does with {what}")),
+            Item::Operand(w) => out.file(w, PathUse::Read),
+            Item::Opt(Uudecode::Output, Some(w)) => {
+                output = true;
+                out.file(w, PathUse::Write);
+            }
+            _ => {}
+        }
+    }
+    if !output {
+        out.unknown("the file its input names".into());
+    }
+    out
+}
+
+/// The files of the C preprocessor (`cpp`, `cpp_only`) or a C compiler (`cc`, `gcc`,
+/// `clang`, …): its input files are read, and so are `-include F`, `-imacros F`, `-T
+/// SCRIPT`, `-specs=F` and a response file `@F`; `-o F` is written (`cpp IN OUT` writes OUT),
+/// so is a dependency file (`-MF F`; `-MD`/`-MMD` beside the output), and without `-o` a
+/// compiler writes `a.out`, or `NAME.o` (`-c`) or `NAME.s` (`-S`) of each input in the
+/// working directory. An option it is not known to take, one that hands options to another
+/// program (`-Wl,…`, `-Xlinker`), or loads one (`-B`, `-wrapper`, `-fplugin=`), is a use
+/// that cannot be worked out. What the files it reads include (`#include`) is not seen.
+fn c_compiler(words: &[Word], cpp_only: bool) -> FileUses {
+    /// Options whose value (the rest of the word, or the next word) names no file.
+    const VALUED: &[&str] = &[
+        "D",
+        "U",
+        "I",
+        "L",
+        "l",
+        "iquote",
+        "isystem",
+        "idirafter",
+        "iprefix",
+        "iwithprefix",
+        "iwithprefixbefore",
+        "isysroot",
+        "imultilib",
+        "MT",
+        "MQ",
+        "x",
+        "A",
+        "u",
+        "z",
+        "e",
+        "arch",
+        "target",
+        "-param",
+        "-sysroot",
+        "dumpbase",
+        "dumpbase-ext",
+        "G",
+    ];
+    /// Flags (no value) known in full.
+    const FLAGS: &[&str] = &[
+        "c",
+        "S",
+        "E",
+        "P",
+        "C",
+        "CC",
+        "H",
+        "M",
+        "MM",
+        "MG",
+        "MP",
+        "MD",
+        "MMD",
+        "v",
+        "w",
+        "s",
+        "p",
+        "pg",
+        "pie",
+        "no-pie",
+        "pipe",
+        "pthread",
+        "rdynamic",
+        "undef",
+        "trigraphs",
+        "traditional",
+        "traditional-cpp",
+        "###",
+        "time",
+        "Q",
+        "-version",
+        "-help",
+        "ansi",
+        "integrated-cpp",
+        "remap",
+        "symbolic",
+        "r",
+        "nostdinc",
+        "nostdinc++",
+        "nostdlib",
+        "nodefaultlibs",
+        "nostartfiles",
+        "nolibc",
+        "shared",
+        "static",
+        "static-pie",
+        "static-libgcc",
+        "static-libstdc++",
+        "shared-libgcc",
+        "save-temps",
+        "pedantic",
+        "pedantic-errors",
+        "dumpversion",
+        "dumpfullversion",
+        "dumpmachine",
+        "dumpspecs",
+        "fsyntax-only",
+        "emit-llvm",
+        "-verbose",
+        "dM",
+        "dD",
+        "dN",
+        "dI",
+        "dU",
+        "ObjC",
+        "ObjC++",
+        "Xclang-flag",
+    ];
+    let mut out = FileUses::default();
+    let mut output: Option<Word> = None;
+    let mut dep_file: Option<Word> = None;
+    let mut deps_beside = false;
+    let mut inputs: Vec<Word> = Vec::new();
+    let mut compile_only = false;
+    let mut assemble_only = false;
+    let mut no_output = false;
+    let mut iter = words.iter().skip(1).peekable();
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            if super::commands::is_surely_operand(w) {
+                inputs.push(w.clone());
+            } else {
+                out.unknown(format!("the computed word {}", w.raw));
+            }
+            continue;
+        };
+        if v == "-" || !v.starts_with('-') {
+            if let Some(file) = v.strip_prefix('@') {
+                out.file(&path(file, w), PathUse::Read);
+                out.unknown(format!("the options the response file {} holds", w.raw));
+            } else {
+                inputs.push(whole(w));
+            }
+            continue;
+        }
+        let body = &v[1..];
+        // The value of an option: the rest of the word, else the next word.
+        let mut value_of = |prefix: &str| -> Option<Word> {
+            let rest = body[prefix.len()..]
+                .strip_prefix('=')
+                .unwrap_or(&body[prefix.len()..]);
+            if rest.is_empty() {
+                iter.next().map(whole)
+            } else {
+                Some(path(rest, w))
+            }
+        };
+        match body {
+            "o" => output = value_of("o"),
+            _ if body.starts_with('o') && !body.starts_with("objc") => output = value_of("o"),
+            "MF" => dep_file = value_of("MF"),
+            _ if body.starts_with("MF") => dep_file = value_of("MF"),
+            "MD" | "MMD" => deps_beside = true,
+            "c" => compile_only = true,
+            "S" => assemble_only = true,
+            "E" | "M" | "MM" | "fsyntax-only" => no_output = true,
+            "include" | "imacros" | "T" | "-include" | "-imacros" | "-script" => {
+                if let Some(file) = value_of(body) {
+                    out.file(&file, PathUse::Read);
+                }
+            }
+            _ if body.starts_with("specs") || body.starts_with("-specs") => {
+                let prefix = if body.starts_with('-') {
+                    "-specs"
+                } else {
+                    "specs"
+                };
+                if let Some(file) = value_of(prefix) {
+                    out.file(&file, PathUse::Read);
+                }
+            }
+            "aux-info" => {
+                if let Some(file) = value_of("aux-info") {
+                    out.file(&file, PathUse::Write);
+                }
+            }
+            _ if FLAGS.contains(&body) => {}
+            // Options that hand words to another program, or run or load one.
+            _ if body.starts_with("Wl,")
+                || body.starts_with("Wa,")
+                || body.starts_with("Wp,")
+                || matches!(
+                    body,
+                    "Xlinker" | "Xassembler" | "Xpreprocessor" | "Xclang" | "wrapper"
+                )
+                || body.starts_with('B')
+                || body.starts_with("fplugin")
+                || body.starts_with("-plugin") =>
+            {
+                out.unknown(format!("what the option {v} hands on or runs"));
+                if matches!(
+                    body,
+                    "Xlinker" | "Xassembler" | "Xpreprocessor" | "Xclang" | "wrapper" | "B"
+                ) {
+                    iter.next();
+                }
+            }
+            _ if VALUED.contains(&body) => {
+                iter.next_if(|n| n.value.as_deref().is_none_or(|n| !n.starts_with('-')));
+            }
+            _ if VALUED
+                .iter()
+                .any(|p| body.starts_with(p) && !["e", "u", "z", "G", "A", "x"].contains(p)) => {}
+            // Families of flags: warnings, features, machine, optimisation, debugging,
+            // standards, what it prints.
+            _ if [
+                "W",
+                "f",
+                "m",
+                "O",
+                "g",
+                "std=",
+                "print-",
+                "dump",
+                "-param=",
+                "-sysroot=",
+                "-target=",
+                "no-",
+                "pedantic",
+                "x",
+            ]
+            .iter()
+            .any(|p| body.starts_with(p)) => {}
+            _ => out.unknown(format!("what the option {v} does")),
+        }
+    }
+    let mut inputs = inputs.into_iter();
+    let read_all = |out: &mut FileUses, inputs: &mut dyn Iterator<Item = Word>| {
+        let mut read = Vec::new();
+        for w in inputs {
+            out.file(&w, PathUse::Read);
+            read.push(w);
+        }
+        read
+    };
+    let read = if cpp_only {
+        // `cpp IN OUT`: the second operand is its output.
+        let first: Vec<Word> = inputs.next().into_iter().collect();
+        let read = read_all(&mut out, &mut first.into_iter());
+        if let Some(second) = inputs.next() {
+            out.file(&second, PathUse::Write);
+            output.get_or_insert(second);
+        }
+        read_all(&mut out, &mut inputs);
+        read
+    } else {
+        read_all(&mut out, &mut inputs)
+    };
+    match &output {
+        Some(o) => out.file(o, PathUse::Write),
+        None if cpp_only || no_output => {}
+        // Each input's object (or assembly) in the working directory, or `a.out`.
+        None if compile_only || assemble_only => {
+            let ext = if assemble_only { "s" } else { "o" };
+            for w in &read {
+                match w.value.as_deref() {
+                    Some(v) => {
+                        let base = v.rsplit('/').next().unwrap_or(v);
+                        let stem = base.rsplit_once('.').map_or(base, |(s, _)| s);
+                        out.write(literal(&format!("{stem}.{ext}")));
+                    }
+                    None => out.unknown(format!("the object file of {}", w.raw)),
+                }
+            }
+        }
+        None => out.write(literal("a.out")),
+    }
+    match (&dep_file, deps_beside) {
+        (Some(d), _) => out.file(d, PathUse::Write),
+        (None, false) => {}
+        // `-MD`: `OUTPUT.d` (its suffix replaced), or `NAME.d` of the input.
+        (None, true) => {
+            let from = output
+                .as_ref()
+                .filter(|o| o.value.as_deref() != Some("-"))
+                .or(read.first());
+            match from.and_then(|w| w.value.as_deref()) {
+                Some(v) => {
+                    let (dir, base) = match v.rfind('/') {
+                        Some(i) if output.is_some() => v.split_at(i + 1),
+                        Some(i) => ("", &v[i + 1..]),
+                        None => ("", v),
+                    };
+                    let stem = base.rsplit_once('.').map_or(base, |(s, _)| s);
+                    out.write(literal(&format!("{dir}{stem}.d")));
+                }
+                None => out.unknown("the dependency file it writes".into()),
+            }
+        }
+    }
+    out
+}
+
+/// `xmllint [OPTIONS] FILES`: its files are read, and so are its schema and DTD files
+/// (`--schema F`, `--relaxng F`, `--dtdvalid F`); `--output F` (`-o F`) is written. Its
+/// options take one dash or two. `--shell` runs the commands of its input (`save`, `write`):
+/// a use that cannot be worked out, as is an option it is not known to take (and the word
+/// after it, if it is no option, is checked as a file written).
+fn xmllint(words: &[Word]) -> FileUses {
+    const FLAGS: &[&str] = &[
+        "version",
+        "debug",
+        "debugent",
+        "copy",
+        "recover",
+        "huge",
+        "noent",
+        "noenc",
+        "noout",
+        "nonet",
+        "nocompact",
+        "htmlout",
+        "nowrap",
+        "valid",
+        "postvalid",
+        "dtdattr",
+        "dropdtd",
+        "timing",
+        "auto",
+        "html",
+        "xmlout",
+        "nodefdtd",
+        "push",
+        "pushsmall",
+        "memory",
+        "nowarning",
+        "noblanks",
+        "nocdata",
+        "format",
+        "c14n",
+        "c14n11",
+        "exc-c14n",
+        "nsclean",
+        "testIO",
+        "catalogs",
+        "nocatalogs",
+        "xinclude",
+        "noxincludenode",
+        "nofixup-base-uris",
+        "loaddtd",
+        "stream",
+        "walker",
+        "sax",
+        "sax1",
+        "chkregister",
+        "oldxml10",
+        "quiet",
+        "load-trace",
+        "insert",
+        "compress",
+        "noxxe",
+        "nodict",
+        "generate",
+        "repeat",
+        "dropdtd",
+        "html",
+        "encode-html",
+    ];
+    const VALUES: &[&str] = &[
+        "maxmem",
+        "encode",
+        "pretty",
+        "xpath",
+        "pattern",
+        "path",
+        "dtdvalidfpi",
+        "max-ampl",
+        "maxdepth",
+        "relaxng-no",
+        "stream-file",
+    ];
+    let mut out = FileUses::default();
+    let mut iter = words.iter().skip(1).peekable();
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            operand_or_unknown(&mut out, w, PathUse::Read);
+            continue;
+        };
+        if v == "-" || !v.starts_with('-') {
+            out.file(&whole(w), PathUse::Read);
+            continue;
+        }
+        let name = v.strip_prefix("--").unwrap_or(&v[1..]);
+        match name {
+            "o" | "output" => {
+                if let Some(file) = iter.next() {
+                    out.file(&whole(file), PathUse::Write);
+                }
+            }
+            "dtdvalid" | "relaxng" | "schema" | "schematron" => {
+                if let Some(file) = iter.next() {
+                    out.file(&whole(file), PathUse::Read);
+                }
+            }
+            "shell" => out.unknown("the files the commands of its shell read and write".into()),
+            _ if FLAGS.contains(&name) => {}
+            _ if VALUES.contains(&name) => {
+                iter.next();
+            }
+            _ => {
+                out.unknown(format!("what xmllint does with the option {v}"));
+                if let Some(next) = iter.next_if(|n| {
+                    n.value
+                        .as_deref()
+                        .is_none_or(|n| n == "-" || !n.starts_with('-'))
+                }) {
+                    operand_or_unknown(&mut out, next, PathUse::Write);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What an option of `objcopy` or `strip` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Binutil {
+    Other,
+    /// `-o FILE` (strip): the stripped file goes there.
+    Output,
+    /// A file it reads (`--redefine-syms F`, `--add-gnu-debuglink=F`).
+    ReadsFile,
+    /// `NAME=FILE`, the file read (`--add-section .x=F`, `--update-section`).
+    ReadsSection,
+    /// `NAME=FILE`, the file written (`--dump-section .text=F`).
+    WritesSection,
+    /// `--plugin NAME`: loads a program of its own.
+    Plugin,
+}
+
+const BINUTIL_TABLE: &[Spec<Binutil>] = {
+    use Binutil::*;
+    &[
+        ("input-target", Some('I'), true, Other),
+        ("output-target", Some('O'), true, Other),
+        ("binary-architecture", Some('B'), true, Other),
+        ("target", Some('F'), true, Other),
+        ("output-file", Some('o'), true, Output),
+        ("debugging", None, false, Other),
+        ("preserve-dates", Some('p'), false, Other),
+        ("enable-deterministic-archives", Some('D'), false, Other),
+        ("disable-deterministic-archives", Some('U'), false, Other),
+        ("only-section", Some('j'), true, Other),
+        ("add-gnu-debuglink", None, true, ReadsFile),
+        ("remove-section", Some('R'), true, Other),
+        ("remove-relocations", None, true, Other),
+        ("strip-section-headers", None, false, Other),
+        ("strip-all", Some('S'), false, Other),
+        ("strip-debug", Some('g'), false, Other),
+        ("strip-dwo", None, false, Other),
+        ("strip-unneeded", None, false, Other),
+        ("strip-symbol", Some('N'), true, Other),
+        ("strip-unneeded-symbol", None, true, Other),
+        ("only-keep-debug", None, false, Other),
+        ("extract-dwo", None, false, Other),
+        ("extract-symbol", None, false, Other),
+        ("keep-section", None, true, Other),
+        ("keep-symbol", Some('K'), true, Other),
+        ("keep-section-symbols", None, false, Other),
+        ("keep-file-symbols", None, false, Other),
+        ("localize-hidden", None, false, Other),
+        ("localize-symbol", Some('L'), true, Other),
+        ("globalize-symbol", None, true, Other),
+        ("keep-global-symbol", Some('G'), true, Other),
+        ("weaken-symbol", Some('W'), true, Other),
+        ("weaken", None, false, Other),
+        ("wildcard", Some('w'), false, Other),
+        ("discard-all", Some('x'), false, Other),
+        ("discard-locals", Some('X'), false, Other),
+        ("interleave-width", None, true, Other),
+        ("byte", Some('b'), true, Other),
+        ("gap-fill", None, true, Other),
+        ("pad-to", None, true, Other),
+        ("set-start", None, true, Other),
+        ("change-start", None, true, Other),
+        ("adjust-start", None, true, Other),
+        ("change-addresses", None, true, Other),
+        ("adjust-vma", None, true, Other),
+        ("change-section-address", None, true, Other),
+        ("adjust-section-vma", None, true, Other),
+        ("change-section-lma", None, true, Other),
+        ("change-section-vma", None, true, Other),
+        ("change-warnings", None, false, Other),
+        ("no-change-warnings", None, false, Other),
+        ("set-section-flags", None, true, Other),
+        ("set-section-alignment", None, true, Other),
+        ("add-section", None, true, ReadsSection),
+        ("update-section", None, true, ReadsSection),
+        ("dump-section", None, true, WritesSection),
+        ("rename-section", None, true, Other),
+        ("long-section-names", None, true, Other),
+        ("change-leading-char", None, false, Other),
+        ("remove-leading-char", None, false, Other),
+        ("reverse-bytes", None, true, Other),
+        ("redefine-sym", None, true, Other),
+        ("redefine-syms", None, true, ReadsFile),
+        ("srec-len", None, true, Other),
+        ("srec-forceS3", None, false, Other),
+        ("strip-symbols", None, true, ReadsFile),
+        ("strip-unneeded-symbols", None, true, ReadsFile),
+        ("keep-symbols", None, true, ReadsFile),
+        ("localize-symbols", None, true, ReadsFile),
+        ("globalize-symbols", None, true, ReadsFile),
+        ("keep-global-symbols", None, true, ReadsFile),
+        ("weaken-symbols", None, true, ReadsFile),
+        ("add-symbol", None, true, Other),
+        ("alt-machine-code", None, true, Other),
+        ("writable-text", None, false, Other),
+        ("readonly-text", None, false, Other),
+        ("pure", None, false, Other),
+        ("impure", None, false, Other),
+        ("prefix-symbols", None, true, Other),
+        ("prefix-sections", None, true, Other),
+        ("prefix-alloc-sections", None, true, Other),
+        ("file-alignment", None, true, Other),
+        ("heap", None, true, Other),
+        ("image-base", None, true, Other),
+        ("section-alignment", None, true, Other),
+        ("stack", None, true, Other),
+        ("subsystem", None, true, Other),
+        ("compress-debug-sections", None, false, Other),
+        ("decompress-debug-sections", None, false, Other),
+        ("elf-stt-common", None, false, Other),
+        ("verilog-data-width", None, true, Other),
+        ("merge-notes", Some('M'), false, Other),
+        ("no-merge-notes", None, false, Other),
+        ("plugin", None, true, Plugin),
+        ("verbose", Some('v'), false, Other),
+        ("version", Some('V'), false, Other),
+        ("help", Some('h'), false, Other),
+        ("info", None, false, Other),
+    ]
+};
+
+const BINUTIL: Syntax<Binutil> = Syntax {
+    table: BINUTIL_TABLE,
+    long_equals: true,
+    old_style: false,
+};
+
+/// strip's options (its letters differ from objcopy's: `-s` strips all, `-d` debugging).
+const STRIP_TABLE: &[Spec<Binutil>] = {
+    use Binutil::*;
+    &[
+        ("input-target", Some('I'), true, Other),
+        ("output-target", Some('O'), true, Other),
+        ("target", Some('F'), true, Other),
+        ("preserve-dates", Some('p'), false, Other),
+        ("enable-deterministic-archives", Some('D'), false, Other),
+        ("disable-deterministic-archives", Some('U'), false, Other),
+        ("remove-section", Some('R'), true, Other),
+        ("remove-relocations", None, true, Other),
+        ("strip-section-headers", None, false, Other),
+        ("strip-all", Some('s'), false, Other),
+        ("strip-debug", Some('g'), false, Other),
+        ("strip-debug", Some('S'), false, Other),
+        ("strip-debug", Some('d'), false, Other),
+        ("strip-dwo", None, false, Other),
+        ("strip-unneeded", None, false, Other),
+        ("only-keep-debug", None, false, Other),
+        ("merge-notes", Some('M'), false, Other),
+        ("no-merge-notes", None, false, Other),
+        ("strip-symbol", Some('N'), true, Other),
+        ("keep-section", None, true, Other),
+        ("keep-symbol", Some('K'), true, Other),
+        ("keep-section-symbols", None, false, Other),
+        ("keep-file-symbols", None, false, Other),
+        ("wildcard", Some('w'), false, Other),
+        ("discard-all", Some('x'), false, Other),
+        ("discard-locals", Some('X'), false, Other),
+        ("output-file", Some('o'), true, Output),
+        ("plugin", None, true, Plugin),
+        ("verbose", Some('v'), false, Other),
+        ("version", Some('V'), false, Other),
+        ("help", Some('h'), false, Other),
+        ("info", None, false, Other),
+    ]
+};
+
+const STRIP: Syntax<Binutil> = Syntax {
+    table: STRIP_TABLE,
+    long_equals: true,
+    old_style: false,
+};
+
+/// The options of `objcopy`/`strip` as [`BINUTIL`] reads them: the files its options name
+/// go to `out`; the operands are returned, and whether `-o FILE` named the output.
+fn binutil_options<'a>(
+    parsed: &'a Parsed<Binutil>,
+    out: &mut FileUses,
+    tool: &str,
+) -> (Vec<&'a Word>, bool) {
+    let mut operands = Vec::new();
+    let mut output = false;
+    for item in &parsed.items {
+        match item {
+            Item::Unknown(what) => out.unknown(format!("what {tool} does with {what}")),
+            Item::Operand(w) => operands.push(w),
+            Item::Opt(Binutil::Output, Some(w)) => {
+                output = true;
+                out.file(w, PathUse::Write);
+            }
+            Item::Opt(Binutil::ReadsFile, Some(w)) => out.file(w, PathUse::Read),
+            Item::Opt(kind @ (Binutil::ReadsSection | Binutil::WritesSection), Some(w)) => {
+                let use_ = if *kind == Binutil::ReadsSection {
+                    PathUse::Read
+                } else {
+                    PathUse::Write
+                };
+                match w.value.as_deref().and_then(|v| v.split_once('=')) {
+                    Some((_, file)) => out.file(&path(file, w), use_),
+                    None => out.unknown(format!("the file of the section {}", w.raw)),
+                }
+            }
+            Item::Opt(Binutil::Plugin, _) => {
+                out.unknown(format!("what the plugin {tool} loads does"));
+            }
+            _ => {}
+        }
+    }
+    (operands, output)
+}
+
+/// `objcopy [OPTIONS] IN [OUT]`: IN is read and OUT written; without OUT, IN is rewritten
+/// in place. The files its options name are each of their own use (`--add-section
+/// NAME=FILE` reads FILE, `--dump-section NAME=FILE` writes it).
+fn objcopy(words: &[Word]) -> FileUses {
+    let parsed = parse(words, &BINUTIL);
+    let mut out = FileUses::default();
+    let (operands, _) = binutil_options(&parsed, &mut out, "objcopy");
+    match operands.as_slice() {
+        [input] => out.file(input, PathUse::Write),
+        [input, output, rest @ ..] => {
+            out.file(input, PathUse::Read);
+            out.file(output, PathUse::Write);
+            for w in rest {
+                out.file(w, PathUse::Write);
+            }
+        }
+        [] => {}
+    }
+    out
+}
+
+/// `strip [OPTIONS] FILES`: each file is rewritten in place, unless `-o FILE` names the
+/// output (then they are read).
+fn strip(words: &[Word]) -> FileUses {
+    let parsed = parse(words, &STRIP);
+    let mut out = FileUses::default();
+    let (operands, output) = binutil_options(&parsed, &mut out, "strip");
+    let use_ = if output {
+        PathUse::Read
+    } else {
+        PathUse::Write
+    };
+    for w in operands {
+        out.file(w, use_);
+    }
+    out
+}
+
+/// `ranlib [-DtUvV] ARCHIVES`: each archive is rewritten (its index added).
+fn ranlib(words: &[Word]) -> FileUses {
+    let mut out = FileUses::default();
+    let mut options = true;
+    for w in words.iter().skip(1) {
+        match w.value.as_deref() {
+            Some("--") if options => options = false,
+            Some(v) if options && v.starts_with('-') && v != "-" => {
+                if !v[1..].chars().all(|c| "DtUvVh".contains(c))
+                    && v != "--help"
+                    && v != "--version"
+                {
+                    out.unknown(format!("what ranlib does with the option {v}"));
+                }
+            }
+            _ => operand_or_unknown(&mut out, w, PathUse::Write),
+        }
+    }
+    out
+}
+
+/// `ar [-]KEY[MODS] [RELPOS] [COUNT] ARCHIVE [MEMBERS]`: `r` and `q` read the members (files)
+/// and write the archive, `d`, `m` and `s` write it, `p` and `t` read it, and `x` reads it
+/// and writes its members into the working directory (or `--output DIR`): those it names by
+/// their last component (by their whole name with `P`), every member when none is named
+/// (names only the archive knows). `a`, `b` and `i` take a member name first, `N` a count.
+/// The options may also be words of their own (`ar -r -c lib.a x.o`); a response file `@F`
+/// is read, and what it holds cannot be worked out.
+fn ar(words: &[Word]) -> FileUses {
+    let mut out = FileUses::default();
+    let mut op: Option<char> = None;
+    let mut mods = String::new();
+    let mut dir: Option<Word> = None;
+    let mut positional: Vec<&Word> = Vec::new();
+    let mut iter = words.iter().skip(1);
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            if op.is_some() {
+                positional.push(w);
+            } else {
+                out.unknown(format!("the computed word {}", w.raw));
+            }
+            continue;
+        };
+        if let Some(file) = v.strip_prefix('@').filter(|f| !f.is_empty()) {
+            out.file(&path(file, w), PathUse::Read);
+            out.unknown(format!("the arguments the response file {} holds", w.raw));
+            continue;
+        }
+        if let Some(long) = v.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, value)) => (n, Some(value)),
+                None => (long, None),
+            };
+            match name {
+                "output" => {
+                    dir = match inline {
+                        Some(value) => Some(path(value, w)),
+                        None => iter.next().map(whole),
+                    };
+                }
+                "target" | "record-libdeps" => {
+                    if inline.is_none() {
+                        iter.next();
+                    }
+                }
+                "plugin" => {
+                    out.unknown("what the plugin ar loads does".into());
+                    if inline.is_none() {
+                        iter.next();
+                    }
+                }
+                "thin" | "help" | "version" => {}
+                _ => out.unknown(format!("what ar does with the option {v}")),
+            }
+            continue;
+        }
+        let letters = match v.strip_prefix('-') {
+            Some(letters) if !letters.is_empty() => Some(letters),
+            None if op.is_none() => Some(v),
+            _ => None,
+        };
+        let Some(letters) = letters.filter(|l| !l.starts_with('X')) else {
+            if v.starts_with("-X") {
+                continue;
+            }
+            positional.push(w);
+            continue;
+        };
+        for c in letters.chars() {
+            if "dmpqrstx".contains(c) && op.is_none() {
+                op = Some(c);
+            } else if "abciDfloOPsSTuUvVN".contains(c) {
+                mods.push(c);
+            } else if c == 'h' {
+            } else {
+                out.unknown(format!("what ar does with the key letter {c} in {v}"));
+            }
+        }
+    }
+    let Some(op) = op else {
+        out.unknown("what ar does with no operation key".into());
+        return out;
+    };
+    let mut positional = positional.into_iter();
+    if mods.contains(['a', 'b', 'i']) {
+        positional.next();
+    }
+    if mods.contains('N') {
+        positional.next();
+    }
+    let Some(archive) = positional.next() else {
+        return out;
+    };
+    let members: Vec<&Word> = positional.collect();
+    match op {
+        'r' | 'q' => {
+            operand_or_unknown(&mut out, archive, PathUse::Write);
+            for m in members {
+                operand_or_unknown(&mut out, m, PathUse::Read);
+            }
+        }
+        'd' | 'm' | 's' => operand_or_unknown(&mut out, archive, PathUse::Write),
+        'p' | 't' => operand_or_unknown(&mut out, archive, PathUse::Read),
+        _ => {
+            operand_or_unknown(&mut out, archive, PathUse::Read);
+            if members.is_empty() {
+                out.fill_in(dir.as_ref());
+            } else {
+                let full = mods.contains('P');
+                if let Some(d) = &dir {
+                    out.write(d.clone());
+                }
+                for m in members {
+                    let m = match m.value.as_deref() {
+                        Some(v) if !full => literal(v.rsplit('/').next().unwrap_or(v)),
+                        _ => whole(m),
+                    };
+                    out.write(word_under(dir.as_ref(), &m));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// An environment variable that changes what a command writes or reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConfigVariable {
@@ -5452,12 +7443,36 @@ pub fn config_variables(name: &str) -> &'static [ConfigVariable] {
         var("GIT_DIR", true),
         var("GIT_INDEX_FILE", true),
     ];
+    // The configuration openssl reads (which may load engines and providers), and where.
+    const OPENSSL_VARS: &[ConfigVariable] = &[
+        var("OPENSSL_CONF", true),
+        var("OPENSSL_ENGINES", true),
+        var("OPENSSL_MODULES", true),
+        var("RANDFILE", true),
+        var("SSLKEYLOGFILE", false),
+    ];
+    // The dependency file the preprocessor writes (`DEPENDENCIES_OUTPUT=F cpp a.c`), and
+    // where a compiler finds the programs it runs.
+    const CPP_VARS: &[ConfigVariable] = &[
+        var("DEPENDENCIES_OUTPUT", true),
+        var("SUNPRO_DEPENDENCIES", true),
+        var("GCC_EXEC_PREFIX", true),
+        var("COMPILER_PATH", true),
+    ];
     match name {
         "curl" => CURL_VARS,
         "wget" => WGET_VARS,
         "git" => GIT_VARS,
         "tar" => TAR_VARS,
         "patch" => PATCH_VARS,
+        "openssl" => OPENSSL_VARS,
+        _ if matches!(
+            converter_kind(name),
+            Some(Converter::Cpp | Converter::Compiler)
+        ) =>
+        {
+            CPP_VARS
+        }
         _ => &[],
     }
 }

@@ -16,10 +16,11 @@ use super::options::{
     short_option_in, short_options, wrapper_script,
 };
 
-/// Above this many characters a command is never auto-allowed.
+/// Above this many bytes (of UTF-8: as many characters for ASCII, fewer for other scripts)
+/// a command is never auto-allowed.
 pub const MAX_COMMAND_CHARS: usize = 10_000;
-/// Above this many characters a command is not analysed at all (the analysis is truncated):
-/// the work stays bounded.
+/// Above this many bytes a command is not analysed at all (the analysis is truncated): the
+/// work stays bounded.
 pub const MAX_ANALYZED_CHARS: usize = 100_000;
 /// tree-sitter's error recovery takes quadratic time on some inputs (`$[$[$[...`): a parse
 /// that takes longer is cancelled, and the analysis truncated.
@@ -442,7 +443,7 @@ pub fn analyze(command: &str) -> Analysis {
     if command.len() > MAX_COMMAND_CHARS {
         analysis
             .complex
-            .push(format!("{TOO_LONG}{MAX_COMMAND_CHARS} characters"));
+            .push(format!("{TOO_LONG}{MAX_COMMAND_CHARS} bytes"));
     }
     if command.contains('\0') {
         analysis.complex.push(HAS_NUL.into());
@@ -1390,6 +1391,48 @@ impl Walker<'_> {
         self.cd_failed = None;
     }
 
+    /// The glob words of a `for` (or `select`) list, which bash expands where the loop
+    /// starts: recorded as a command of their own, named `for` and made of the list's glob
+    /// words (`for f in secrets/* x` is `for secrets/*`), whose paths are the directories the
+    /// globs list ([`super::commands::path_use`]), checked as reads.
+    fn list_globs(&mut self, node: Node<'_>) {
+        let mut cursor = node.walk();
+        let globs: Vec<Word> = node
+            .children_by_field_name("value", &mut cursor)
+            .map(|value| self.word(value))
+            .filter(|w| w.glob)
+            .collect();
+        if globs.is_empty() || self.full() {
+            return;
+        }
+        let keyword = node
+            .child(0)
+            .map_or_else(|| "for".to_owned(), |k| self.text(k));
+        let mut words = vec![Word {
+            raw: keyword.clone(),
+            value: Some(keyword),
+            plain: true,
+            glob: false,
+        }];
+        words.extend(globs);
+        let (cwd, other_cwds) = self.dir_fields();
+        self.out.commands.push(SimpleCommand {
+            assignments: Vec::new(),
+            words,
+            appended_args: false,
+            filled_in_place: false,
+            cwd,
+            other_cwds,
+            transparent: false,
+            piped_input: false,
+            fed_by: None,
+            also_fed_by: Vec::new(),
+            placeholder: self.placeholder(),
+            run_by_xargs: self.xargs_runs,
+            set_by_loops: self.loop_vars.clone(),
+        });
+    }
+
     /// The directory fields of a command or redirection run now.
     fn dir_fields(&self) -> (Option<String>, Vec<Option<String>>) {
         let mut dirs = self.dirs.iter().cloned();
@@ -1744,6 +1787,11 @@ impl Walker<'_> {
                     if is_for && plain {
                         loop_var = Some(name);
                     }
+                }
+                // Bash expands a glob in the list (`for f in secrets/*`): it lists the
+                // directory the glob names, as `ls` of it would ([`Self::list_globs`]).
+                if node.kind() == "for_statement" {
+                    self.list_globs(node);
                 }
                 if let Some(name) = &loop_var {
                     self.loop_vars.push(name.clone());

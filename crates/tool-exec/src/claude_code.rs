@@ -462,6 +462,23 @@ impl RuleMatcher for PermissionRuleMatcher {
             None => IfMatch::FailOpen,
         }
     }
+
+    /// tool-perms' own allow-rule reading ([`tool_perms::covers_as_allow_rule`]): every
+    /// subcommand of a shell command must be allowed by the rule (or need none, a read-only
+    /// one), its redirections and paths included (`Bash(npm test *)` does not cover `npm
+    /// test > ~/x`), where the parts of the default are cut by text.
+    fn covers_call(&self, rule: &str, tool_name: &str, tool_input: &Value) -> bool {
+        if self.match_rule(rule, tool_name, tool_input) != IfMatch::Exact {
+            return false;
+        }
+        let tools = self
+            .tools
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        find_tool(&tools, tool_name).is_some_and(|tool| {
+            tool_perms::covers_as_allow_rule(rule, tool.as_ref(), tool_input, &self.ctx)
+        })
+    }
 }
 
 /// How many wrappers deep (`sudo nice timeout 5 …`) a command's name is looked for.

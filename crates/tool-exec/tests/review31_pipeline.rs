@@ -411,3 +411,31 @@ async fn an_async_hooks_context_names_its_tool_for_the_model() {
         ]
     );
 }
+
+/// The host's matcher reads an approver's `if` as tool-perms reads an allow rule: its
+/// redirections and paths count (`echo hi > OUTSIDE/x` is no call `Bash(echo *)` covers,
+/// as an allow rule `Bash(echo *)` would not let it write outside the working directory),
+/// and a separator inside quotes does not cut (`echo 'a; b'` is covered). Cut by text, the
+/// first was approved and wrote outside; the second was refused.
+#[tokio::test]
+async fn an_approver_s_if_is_read_as_an_allow_rule_with_its_redirections() {
+    let (_dir, cwd) = temp_cwd();
+    let outside = tempfile::tempdir().unwrap();
+    let calls = Arc::new(Mutex::new(0));
+    let tools: Vec<Arc<dyn Tool>> = vec![Arc::new(Shell {
+        calls: calls.clone(),
+    })];
+    let mut approver = printing(&json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "allow"}}));
+    approver["if"] = json!("Bash(echo *)");
+    let hooks = json!({"PreToolUse": [{"matcher": "Bash", "hooks": [approver]}]});
+    let s = session(&cwd, tools, &[], &[], hooks);
+    let target = outside.path().join("x");
+    let command = format!("echo hi > {}", target.display());
+    let out = s.run("Bash", json!({"command": command})).await;
+    assert_eq!(out.ending, Ending::Denied, "{command:?}: {}", text(&out));
+    assert!(!target.exists(), "written outside");
+    assert_eq!(*calls.lock().unwrap(), 0);
+    let out = s.run("Bash", json!({"command": "echo 'a; b'"})).await;
+    assert_eq!(out.decision, Some(("accept", "hook")), "{}", text(&out));
+}

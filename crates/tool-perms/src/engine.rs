@@ -4997,7 +4997,7 @@ impl PermissionEngine {
             // analysed at all.
             let why = if trimmed.len() > MAX_ANALYZED_CHARS {
                 format!(
-                    "the command is longer than {MAX_ANALYZED_CHARS} characters, too long to check everything it runs"
+                    "the command is longer than {MAX_ANALYZED_CHARS} bytes, too long to check everything it runs"
                 )
             } else if let Some(why) = analysis
                 .complex
@@ -5262,18 +5262,55 @@ pub fn matches_rule(rule: &str, tool: &dyn Tool, input: &Value, ctx: &ToolUseCon
     matches_rule_with_roots(rule, tool, input, ctx, roots)
 }
 
-fn matches_rule_with_roots(
+/// Whether one rule string, read as an **allow** rule, covers all of a call: the engine
+/// with that rule as its only rule allows the call, by the rule or by what it allows without
+/// one (a read-only subcommand). For a shell command every subcommand must be allowed so, and its
+/// redirections and paths pass the path checks: `Bash(npm test *)` covers `npm test && npm
+/// test --ci`, not `npm test; rm -rf x` nor `npm test > ~/x`. A malformed rule covers
+/// nothing. For hooks: an approver chosen by an `if` approves only what its `if` covers.
+pub fn covers_as_allow_rule(
     rule: &str,
     tool: &dyn Tool,
     input: &Value,
     ctx: &ToolUseContext,
-    roots: PathRoots,
 ) -> bool {
-    // A path rule in the call's own tool's name (`Write(*.ts)` for a Write, `Grep(src/**)`
-    // for a Grep) is matched as the Edit or Read rule for its path would be: a hook's `if`
-    // filters the calls of a file tool by path so.
-    let rewritten;
-    let rule = match (tool.permission_subject(input), rule.find('(')) {
+    let mut roots = PathRoots::for_cwd(ctx.cwd());
+    roots.home = ctx.home().map(Path::to_path_buf);
+    let rule = rule_in_path_terms(rule, tool, input);
+    let perm = ToolPermissionContext {
+        allow: vec![SourcedRule {
+            source: RuleSource::Session,
+            rule: rule.into_owned(),
+        }],
+        ..Default::default()
+    };
+    let (engine, diags) = PermissionEngine::new_lenient(&perm, roots);
+    if diags.iter().any(|d| d.error) {
+        return false;
+    }
+    let set = engine.snapshot();
+    let names = tool_names(tool);
+    if engine
+        .tool_wide(&set, RuleBehavior::Allow, tool, &names)
+        .is_some()
+    {
+        return true;
+    }
+    matches!(
+        engine.check_subject(&set, tool, &names, input, ctx),
+        Some(f) if f.kind == Kind::Allow
+    )
+}
+
+/// A path rule in the call's own tool's name (`Write(*.ts)` for a Write, `Grep(src/**)` for
+/// a Grep) as the Edit or Read rule for its path: a hook's `if` filters the calls of a file
+/// tool by path so.
+fn rule_in_path_terms<'a>(
+    rule: &'a str,
+    tool: &dyn Tool,
+    input: &Value,
+) -> std::borrow::Cow<'a, str> {
+    match (tool.permission_subject(input), rule.find('(')) {
         (Some(PermissionSubject::Path { access, .. }), Some(open))
             if !matches!(&rule[..open], "Read" | "Edit")
                 && tool_names(tool).iter().any(|n| n == &rule[..open]) =>
@@ -5282,11 +5319,21 @@ fn matches_rule_with_roots(
                 FileAccess::Write => "Edit",
                 FileAccess::Read => "Read",
             };
-            rewritten = format!("{kind}{}", &rule[open..]);
-            rewritten.as_str()
+            format!("{kind}{}", &rule[open..]).into()
         }
-        _ => rule,
-    };
+        _ => rule.into(),
+    }
+}
+
+fn matches_rule_with_roots(
+    rule: &str,
+    tool: &dyn Tool,
+    input: &Value,
+    ctx: &ToolUseContext,
+    roots: PathRoots,
+) -> bool {
+    let rule = rule_in_path_terms(rule, tool, input);
+    let rule = rule.as_ref();
     let perm = ToolPermissionContext {
         deny: vec![SourcedRule {
             source: RuleSource::Session,

@@ -262,7 +262,7 @@ async fn refusal_texts_say_what_happened() {
         panic!("{r:?}")
     };
     assert!(
-        message.contains("longer than 100000 characters") && !message.contains("nested"),
+        message.contains("longer than 100000 bytes") && !message.contains("nested"),
         "{message}"
     );
     let nested = format!("{}x{}", "$(".repeat(200), ")".repeat(200));

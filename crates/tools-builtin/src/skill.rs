@@ -27,10 +27,15 @@
 //! leaves the whole file as the body.
 //!
 //! The body, with `$ARGUMENTS` replaced by `args` (or the arguments appended when it has no
-//! placeholder) and `${CLAUDE_SKILL_DIR}` by the skill's directory, is added to the
-//! conversation as a user message after the tool result, as Claude Code does; the result
-//! itself says `Launching skill: <name>`. Permission rules match the skill's name
-//! (`Skill(name)`).
+//! placeholder) and `${CLAUDE_SKILL_DIR}` by the skill's directory (in one pass: what is put
+//! in is never read for placeholders again), is added to the conversation as a user message
+//! after the tool result, as Claude Code does; the result itself says `Launching skill:
+//! <name>`. Permission rules match the skill's name (`Skill(name)`), and a skill a deny rule
+//! refuses is left out of the listing ([`skills_listing`]).
+//!
+//! A skill whose name (its directory's, or a command file's with its subdirectories) holds a
+//! control character or a line separator is skipped with a warning in the log: the listing
+//! gives each name on a line of its own, and a cloned repository names its skills.
 //!
 //! A SKILL.md (or a command file) is read into the conversation without a Read permission,
 //! so two kinds of skill are refused (and not listed): one whose file a Read deny rule covers
@@ -204,22 +209,42 @@ fn read_skill_file(file: &Path) -> Option<(String, Vec<String>, bool, PathBuf)> 
     Some((text, warnings, cut, real))
 }
 
-/// Reads the skill in `dir` (`dir/SKILL.md`), or `None` when there is none.
+/// Reads the skill in `dir` (`dir/SKILL.md`), or `None` when there is none (or its name, the
+/// directory's, holds a control character or a line separator: such a skill is skipped, with
+/// a warning in the log).
 pub fn load_skill(dir: &Path, source: SkillSource) -> Option<SkillInfo> {
     let name = dir.file_name()?.to_string_lossy().into_owned();
     load_file(&dir.join("SKILL.md"), name, source, SkillKind::Skill)
 }
 
 /// Reads the command file `file` as the skill `name` ([`SkillKind::Command`]), or `None`
-/// when it cannot be read.
+/// when it cannot be read (or `name` holds a control character or a line separator).
 pub fn load_command(file: &Path, name: &str, source: SkillSource) -> Option<SkillInfo> {
     load_file(file, name.to_owned(), source, SkillKind::Command)
 }
 
-/// Reads `file` (a `SKILL.md` or a command file) as the skill `name`.
+/// Whether `c` may not be in a skill's name: a control character (a line break, a tab, an
+/// escape) or a line or paragraph separator. The listing gives a skill's name on its line
+/// as it is, and a cloned repository names its skills' directories: a name with a line
+/// break would add lines of its own to what the model reads.
+fn bad_name_char(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// Reads `file` (a `SKILL.md` or a command file) as the skill `name`; `None` when it cannot
+/// be read, or when `name` holds a character [`bad_name_char`] refuses (a warning is logged:
+/// such a skill is neither listed nor loaded).
 fn load_file(file: &Path, name: String, source: SkillSource, kind: SkillKind) -> Option<SkillInfo> {
     let dir = file.parent()?;
     let (text, mut warnings, cut, real) = read_skill_file(file)?;
+    if let Some(c) = name.chars().find(|&c| bad_name_char(c)) {
+        tracing::warn!(
+            file = %file.display(),
+            "skill: {name:?} is skipped: its name holds {c:?}, a control character or line \
+             separator, which a skill's name may not hold (it could not be listed on one line)"
+        );
+        return None;
+    }
     let whole = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let (fm, body) = match frontmatter::split(&text) {
         Ok((fm, body)) => {
@@ -524,18 +549,31 @@ fn listed_description(skill: &SkillInfo) -> String {
 /// the first line of the body for a skill without a description; on one line, cut at 250
 /// characters), at most 100 skills; `None` when the Skill tool is not among `ctx`'s tools or
 /// there is no skill. A skill only the user may invoke (`disable-model-invocation`) is
-/// refused to the model, so it is not listed. `toolwright serve` adds this to the Skill
-/// tool's description; the agent loop gives it to its model as a reminder.
+/// refused to the model, so it is not listed, nor is one a deny rule refuses (`Skill(name)`,
+/// `Skill(:*)`: judged as its call would be, by the session's permission engine, else by the
+/// context's deny rules); when deny rules refuse every skill there is, the listing says so
+/// instead. `toolwright serve` adds this to the Skill tool's description; the agent loop
+/// gives it to its model as a reminder.
 pub fn skills_listing(ctx: &ToolUseContext) -> Option<String> {
     if !ctx.tools().iter().any(|t| t.name() == "Skill") {
         return None;
     }
-    let skills: Vec<_> = discover_skills(ctx)
+    let mut skills: Vec<_> = discover_skills(ctx)
         .into_iter()
         .filter(|s| !s.disable_model_invocation)
         .collect();
     if skills.is_empty() {
         return None;
+    }
+    if let Some(engine) = tool_perms::PermissionEngine::for_walking(ctx) {
+        skills.retain(|s| !refused_by_deny_rule(&engine, ctx, &s.name));
+        if skills.is_empty() {
+            return Some(
+                "No skills are available for use with the Skill tool: deny rules refuse every \
+                 skill there is."
+                    .to_owned(),
+            );
+        }
     }
     let mut text =
         String::from("The following skills are available for use with the Skill tool:\n\n");
@@ -554,6 +592,27 @@ pub fn skills_listing(ctx: &ToolUseContext) -> Option<String> {
         ));
     }
     Some(text.trim_end().to_owned())
+}
+
+/// Whether a deny rule refuses the Skill call of `name`, as `engine` judges the call: its
+/// tool-wide, field and `Skill(name)` deny rules
+/// ([`tool_perms::PermissionEngine::check_rule_based`], with the built-in Skill tool, whose
+/// own check never waits). An ask rule does not refuse: the skill stays listed, and its
+/// call is asked.
+fn refused_by_deny_rule(
+    engine: &tool_perms::PermissionEngine,
+    ctx: &ToolUseContext,
+    name: &str,
+) -> bool {
+    use std::future::Future as _;
+    let input = serde_json::json!({ "skill": name });
+    let check = std::pin::pin!(engine.check_rule_based(&Skill, &input, ctx));
+    // Nothing in the rule check waits (it reads rules and the name): one poll decides it.
+    // Were it ever to wait, the skill stays listed; its call is still judged in full.
+    match check.poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
+        std::task::Poll::Ready(Some(result)) => result.behavior() == "deny",
+        _ => false,
+    }
 }
 
 /// Every skill the context can see, command files included, first of each name only, in
@@ -747,21 +806,31 @@ fn find_in(roots: Vec<Root>, name: &str) -> Option<SkillInfo> {
 /// The skill's text for the conversation: arguments and directory substituted, as Claude
 /// Code substitutes them: `$ARGUMENTS[N]` and `$N` are the N-th argument (0-based, split as
 /// a shell splits words, [`split_arguments`]), `$ARGUMENTS` all of them; when the body has
-/// none of these, the arguments follow it as an `ARGUMENTS:` line. A skill's text starts
-/// with its base directory; a command file's is its body alone.
+/// none of these, the arguments follow it as an `ARGUMENTS:` line. `${CLAUDE_SKILL_DIR}`
+/// is the skill's directory and `${CLAUDE_SESSION_ID}` `session_id`. All are replaced in
+/// one pass over the body as written: what is put in (an argument, a directory whose path
+/// holds a `$`) is never read for placeholders again, and whether the body has an argument
+/// placeholder is decided on the body as written. A skill's text starts with its base
+/// directory; a command file's is its body alone.
 pub fn render_skill(skill: &SkillInfo, args: Option<&str>, session_id: &str) -> String {
     let args = args.unwrap_or("").trim();
-    let body = skill
-        .body
-        .replace("${CLAUDE_SKILL_DIR}", &skill.dir.to_string_lossy())
-        .replace("${CLAUDE_SESSION_ID}", session_id);
+    let dir = skill.dir.to_string_lossy();
     let words = split_arguments(args);
     // Without arguments, `$1` is left as written (a skill's `awk '{print $1}'`);
     // `$ARGUMENTS[1]` is still a placeholder, and becomes empty.
-    // One pass over the body: an argument's own text (`$ARGUMENTS` in it) is never
-    // substituted again.
-    let (mut body, replaced) =
-        substitute(&body, args, &words, &skill.argument_names, !args.is_empty());
+    let (mut body, replaced) = substitute(
+        &skill.body,
+        &Substitutions {
+            args,
+            words: &words,
+            names: &skill.argument_names,
+            bare: !args.is_empty(),
+            literals: &[
+                ("{CLAUDE_SKILL_DIR}", &dir),
+                ("{CLAUDE_SESSION_ID}", session_id),
+            ],
+        },
+    );
     if !replaced && !args.is_empty() {
         body = format!("{}\n\nARGUMENTS: {args}", body.trim_end());
     }
@@ -845,23 +914,46 @@ fn is_argument_name(name: &str) -> bool {
             .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
 }
 
+/// What [`substitute`] puts in for the placeholders of a skill's body.
+struct Substitutions<'a> {
+    /// The arguments as given (`$ARGUMENTS`).
+    args: &'a str,
+    /// The arguments split into words (`$ARGUMENTS[N]`, `$N`, `$NAME`).
+    words: &'a [String],
+    /// The frontmatter's names for the words by position (`$NAME`).
+    names: &'a [String],
+    /// Whether `$N` is a placeholder (only with arguments).
+    bare: bool,
+    /// Placeholders that are no argument placeholder, each as written after its `$`
+    /// (`{CLAUDE_SKILL_DIR}`), with the text that replaces it.
+    literals: &'a [(&'a str, &'a str)],
+}
+
 /// `body` with `$ARGUMENTS[N]` (and `$N` when `bare` is set) replaced by the N-th of
 /// `words` (empty when there is none), `$NAME` for the N-th of `names` by the same word (a
-/// name followed by a word character or `[` is no placeholder), and `$ARGUMENTS` by `args`,
-/// in one pass, and whether any was.
-fn substitute(
-    body: &str,
-    args: &str,
-    words: &[String],
-    names: &[String],
-    bare: bool,
-) -> (String, bool) {
+/// name followed by a word character or `[` is no placeholder), `$ARGUMENTS` by `args`, and
+/// each of `literals` by its text, in one pass (nothing put in is read again), and whether
+/// an argument placeholder was replaced (a literal's does not count).
+fn substitute(body: &str, with: &Substitutions<'_>) -> (String, bool) {
+    let Substitutions {
+        args,
+        words,
+        names,
+        bare,
+        literals,
+    } = *with;
     let mut out = String::with_capacity(body.len());
     let mut replaced = false;
     let mut rest = body;
     while let Some(at) = rest.find('$') {
         out.push_str(&rest[..at]);
         let after = &rest[at + 1..];
+        // `${CLAUDE_SKILL_DIR}`, `${CLAUDE_SESSION_ID}`: their text as it is.
+        if let Some((placeholder, text)) = literals.iter().find(|(p, _)| after.starts_with(p)) {
+            out.push_str(text);
+            rest = &after[placeholder.len()..];
+            continue;
+        }
         // `$ARGUMENTS[N]`: the N-th word.
         let indexed = after.strip_prefix("ARGUMENTS[").and_then(|inner| {
             let n = inner.chars().take_while(char::is_ascii_digit).count();

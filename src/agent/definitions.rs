@@ -23,17 +23,28 @@
 //! Definitions are read from the user's directory (`$CLAUDE_CONFIG_DIR/agents`, else
 //! `~/.claude/agents`) and from `.claude/agents` in the project directory and its parents
 //! (up to the git repository's root, or only the project directory outside a repository; never the home directory). A project definition overrides a user one of the same name,
-//! the nearer directory winning, and both override the built-in one.
+//! the nearer directory winning, and both override the built-in one. Of two files of one
+//! directory that define one name, the one whose file name sorts last is used, with a notice.
+//!
+//! `tools` and `disallowedTools` name MCP tools as permission rules do: `mcp__srv` and
+//! `mcp__srv__*` name every tool of server `srv` ([`AgentDefinition::select_tools`]).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tool_core::{PermissionMode, Tool, ToolPermissionContext};
+use tool_core::{PermissionMode, RuleSource, SourcedRule, Tool, ToolPermissionContext};
+use tool_perms::{PathRoots, PermissionEngine};
 use tools_builtin::frontmatter;
 
 /// The built-in agent's type.
 pub const GENERAL_PURPOSE: &str = "general-purpose";
+
+/// How much of a definition's description goes into the Agent tool's description, which
+/// is sent with every request: the first this many characters, with an ellipsis when cut
+/// ([`AgentDefinition::listed_description`]).
+pub const MAX_LISTED_DESCRIPTION_CHARS: usize = 1_000;
 
 /// The tools no sub-agent gets (Claude Code's `ALL_AGENT_DISALLOWED_TOOLS`): they need the
 /// user or belong to the main thread. `Agent` is also withheld unless a definition's `tools`
@@ -232,6 +243,20 @@ impl AgentDefinition {
                     };
                     warnings.push(warning);
                 }
+                // `Bash(git status)`: as in Claude Code, only the Agent tool reads what is in
+                // parentheses (the agent types it may start); anywhere else the whole tool
+                // is meant, which is said.
+                if entry.contains('(') && !matches!(written, "Agent" | "Task") {
+                    warnings.push(if field == "tools" {
+                        format!(
+                            "tools names `{entry}`: the part in parentheses restricts nothing here, the agent gets the whole `{written}` tool (permission rules such as `{entry}` restrict what it may run)"
+                        )
+                    } else {
+                        format!(
+                            "disallowedTools names `{entry}`: the part in parentheses is not read here, the whole `{written}` tool is kept out (a deny rule such as `{entry}` keeps out only such calls)"
+                        )
+                    });
+                }
             }
         }
         let permission_mode = match front.value("permissionMode") {
@@ -257,15 +282,22 @@ impl AgentDefinition {
             }
             None => None,
         };
+        // Written by Claude Code's `/agents` on one line, with `\n` for its line breaks,
+        // which Claude Code's loader turns into real ones.
+        let description = front
+            .text("description")
+            .unwrap_or_default()
+            .trim()
+            .replace("\\n", "\n");
+        let description_chars = description.chars().count();
+        if description_chars > MAX_LISTED_DESCRIPTION_CHARS {
+            warnings.push(format!(
+                "description is {description_chars} characters long: the Agent tool's description (sent with every request) shows its first {MAX_LISTED_DESCRIPTION_CHARS}"
+            ));
+        }
         Ok(Self {
             name,
-            // Written by Claude Code's `/agents` on one line, with `\n` for its line breaks,
-            // which Claude Code's loader turns into real ones.
-            description: front
-                .text("description")
-                .unwrap_or_default()
-                .trim()
-                .replace("\\n", "\n"),
+            description,
             tools,
             disallowed_tools,
             model: front
@@ -320,6 +352,20 @@ impl AgentDefinition {
         Ok(permission)
     }
 
+    /// The description as the Agent tool's description lists it: its first
+    /// [`MAX_LISTED_DESCRIPTION_CHARS`] characters, followed by `…` when it is longer (it is
+    /// sent with every request).
+    pub fn listed_description(&self) -> Cow<'_, str> {
+        match self
+            .description
+            .char_indices()
+            .nth(MAX_LISTED_DESCRIPTION_CHARS)
+        {
+            Some((cut, _)) => Cow::Owned(format!("{}…", &self.description[..cut])),
+            None => Cow::Borrowed(&self.description),
+        }
+    }
+
     /// Whether the definition lets the agent start agents itself (its `tools` names `Agent`
     /// or `Task`, possibly as `Agent(type, ...)`).
     pub fn allows_agent_tool(&self) -> bool {
@@ -356,54 +402,133 @@ impl AgentDefinition {
 
     /// The tools an agent of this type gets out of `parent` (the calling context's tools):
     /// the definition's `tools` (all when absent) minus `disallowedTools`, minus the tools no
-    /// sub-agent gets, minus `Agent` unless `tools` names it.
+    /// sub-agent gets, minus `Agent` unless `tools` names it. MCP names match as permission
+    /// rules' do: `mcp__srv` and `mcp__srv__*` name every tool of server `srv`.
     pub fn select_tools(&self, parent: &[Arc<dyn Tool>]) -> Vec<Arc<dyn Tool>> {
+        self.select_tools_noting(parent).0
+    }
+
+    /// [`select_tools`](Self::select_tools), with what to tell about the choice: a `tools`
+    /// or `disallowedTools` entry that loading could not judge (an MCP tool's name, a glob,
+    /// a name with `_`, such as a host's tool) and that names none of `parent`'s tools, so
+    /// that it gives (or keeps out) nothing.
+    pub fn select_tools_noting(
+        &self,
+        parent: &[Arc<dyn Tool>],
+    ) -> (Vec<Arc<dyn Tool>>, Vec<String>) {
         let allows_agent = self.allows_agent_tool();
-        let listed = |tool: &dyn Tool, list: &[String]| {
-            list.iter().any(|entry| {
-                let wanted = normalize(tool_name_of(entry));
-                wanted == tool.name() || tool.aliases().iter().any(|a| normalize(a) == wanted)
-            })
-        };
-        // What `disallowedTools` names keeps a tool out in any case (`bash`): a misspelt
+        // What `disallowedTools` names keeps a tool out in any case (`bash`), and also
+        // misspelt (`Bsah`), unless one of the caller's tools has that very name: a misspelt
         // restriction still restricts.
-        // What `disallowedTools` names keeps a tool out also misspelt (`Bsah`), unless one of
-        // the caller's tools has that very name.
         let meant = |written: &'_ str| -> String {
             let written = known_spelling(written);
-            if parent.iter().any(|t| t.name() == written) {
+            if written.starts_with("mcp__") || parent.iter().any(|t| t.name() == written) {
                 return written.to_owned();
             }
             tool_perms::settings::tool_name_meant(written)
                 .unwrap_or(written)
                 .to_owned()
         };
-        let withheld = |tool: &dyn Tool| {
-            self.disallowed_tools.iter().any(|entry| {
-                let wanted = meant(tool_name_of(entry));
-                let wanted = normalize(&wanted);
-                wanted == tool.name() || tool.aliases().iter().any(|a| normalize(a) == wanted)
+        let given: Option<Vec<(&str, EntryMatcher)>> = self.tools.as_ref().map(|list| {
+            list.iter()
+                .map(|entry| (entry.as_str(), EntryMatcher::new(tool_name_of(entry))))
+                .collect()
+        });
+        let withheld: Vec<(&str, EntryMatcher)> = self
+            .disallowed_tools
+            .iter()
+            .map(|entry| {
+                (
+                    entry.as_str(),
+                    EntryMatcher::new(&meant(tool_name_of(entry))),
+                )
             })
+            .collect();
+        let any_of = |entries: &[(&str, EntryMatcher)], tool: &dyn Tool| {
+            entries.iter().any(|(_, m)| m.matches(tool))
         };
-        parent
+        let selected = parent
             .iter()
             .filter(|t| {
                 let name = t.name();
                 if name == "Agent" {
-                    return allows_agent && !withheld(t.as_ref());
+                    return allows_agent && !any_of(&withheld, t.as_ref());
                 }
                 if AGENT_DISALLOWED_TOOLS.contains(&name) {
                     return false;
                 }
-                let allowed = self
-                    .tools
-                    .as_deref()
-                    .is_none_or(|list| listed(t.as_ref(), list));
-                allowed && !withheld(t.as_ref())
+                let allowed = given.as_deref().is_none_or(|list| any_of(list, t.as_ref()));
+                allowed && !any_of(&withheld, t.as_ref())
             })
             .cloned()
-            .collect()
+            .collect();
+        let mut notices = Vec::new();
+        for (field, entries, unknown) in [
+            (
+                "tools",
+                given.as_deref().unwrap_or_default(),
+                "it gives nothing",
+            ),
+            ("disallowedTools", &withheld[..], "it keeps nothing out"),
+        ] {
+            for (entry, matcher) in entries {
+                let written = tool_name_of(entry);
+                if not_judged_on_loading(written)
+                    && !parent.iter().any(|t| matcher.matches(t.as_ref()))
+                {
+                    notices.push(format!(
+                        "{field} names `{written}`, which is none of the caller's tools: {unknown}"
+                    ));
+                }
+            }
+        }
+        (selected, notices)
     }
+}
+
+/// One `tools` or `disallowedTools` entry, as it matches the caller's tools.
+enum EntryMatcher {
+    /// A tool's name or alias, legacy names as permission rules normalise them.
+    Name(String),
+    /// MCP tools (`mcp__srv`, `mcp__srv__*`, `mcp__srv__tool`, a glob such as `mcp__*`): what
+    /// a tool-wide deny rule of that text takes away, decided by the permission engine, so
+    /// that server names are normalised and matched as in the settings' rules.
+    Mcp(Box<PermissionEngine>),
+}
+
+impl EntryMatcher {
+    /// The matcher of `name` (an entry without its parentheses).
+    fn new(name: &str) -> Self {
+        if !name.starts_with("mcp__") {
+            return Self::Name(normalize(name).to_owned());
+        }
+        let rule = ToolPermissionContext {
+            deny: vec![SourcedRule {
+                source: RuleSource::Session,
+                rule: name.to_owned(),
+            }],
+            ..ToolPermissionContext::default()
+        };
+        // A name no rule can be made of (reported by nobody here) matches nothing, and the
+        // notice for an entry that names none of the caller's tools says so.
+        let (engine, _malformed) = PermissionEngine::new_lenient(&rule, PathRoots::for_cwd("/"));
+        Self::Mcp(Box::new(engine))
+    }
+
+    fn matches(&self, tool: &dyn Tool) -> bool {
+        match self {
+            Self::Name(wanted) => {
+                wanted == tool.name() || tool.aliases().iter().any(|a| normalize(a) == wanted)
+            }
+            Self::Mcp(engine) => engine.is_blanket_denied(tool),
+        }
+    }
+}
+
+/// Whether loading leaves a `tools` or `disallowedTools` entry's tool name unjudged (see
+/// [`names_no_tool`]): a name with `_` or `*` (MCP tools, globs, host tools).
+fn not_judged_on_loading(name: &str) -> bool {
+    name.contains(['_', '*'])
 }
 
 /// Whether a one-line value is a YAML flow list (`[haiku]`, `[]`), which the frontmatter
@@ -439,7 +564,7 @@ fn latitude(mode: PermissionMode, bypass_available: bool) -> u8 {
 /// settings' rules do.
 fn names_no_tool(name: &str, host_tools: &[String]) -> bool {
     !name.is_empty()
-        && !name.contains(['_', '*'])
+        && !not_judged_on_loading(name)
         && !tool_perms::settings::KNOWN_TOOL_NAMES.contains(&name)
         && !host_tools.iter().any(|host| host == name)
 }
@@ -506,6 +631,9 @@ fn read_dir_definitions(
         .filter(|p| p.extension().is_some_and(|e| e == "md") && p.is_file())
         .collect();
     files.sort();
+    // The file of each name defined in this directory so far: of two files defining one
+    // name, the one whose file name sorts last is used, and that is said.
+    let mut defined_here: BTreeMap<String, PathBuf> = BTreeMap::new();
     for file in files {
         let stem = file
             .file_stem()
@@ -524,6 +652,15 @@ fn read_dir_definitions(
                         .iter()
                         .map(|warning| format!("agent definition {}: {warning}", file.display())),
                 );
+                if let Some(earlier) = defined_here.insert(definition.name.clone(), file.clone()) {
+                    problems.push(format!(
+                        "agent definitions {} and {} both define the agent `{}`: {} is used (of the files in one directory that define one name, the one whose file name sorts last is)",
+                        earlier.display(),
+                        file.display(),
+                        definition.name,
+                        file.display()
+                    ));
+                }
                 definition.path = Some(file);
                 into.insert(definition.name.clone(), definition);
             }
@@ -801,7 +938,8 @@ mod tests {
     /// A `tools` or `disallowedTools` entry naming no tool is warned about (a misspelt
     /// `disallowedTools: Wrte, Edti, Bsah` was ignored without a word), but not a name of
     /// the host's own tools, an MCP tool's, a glob, a known tool with its rule content
-    /// (`Bash(git:*)`) or the Agent tool naming agent types.
+    /// (`Bash(git:*)`, warned about only for its parentheses) or the Agent tool naming agent
+    /// types.
     #[test]
     fn names_of_no_tool_are_warned_about_but_not_the_hosts_own() {
         let text = "---\nname: a\ntools: Read, Raed, Faulty, mcp__docs__search, Bash(git:*), Agent(x, y)\ndisallowedTools: Wrte, Edti, Bsah, Faulty, mcp__*\n---\nbody";
@@ -823,6 +961,7 @@ mod tests {
         let mut expected = vec![
             typo("tools", "Raed", "Read", "it gives nothing"),
             unknown("tools", "Faulty", "it gives nothing"),
+            "tools names `Bash(git:*)`: the part in parentheses restricts nothing here, the agent gets the whole `Bash` tool (permission rules such as `Bash(git:*)` restrict what it may run)".to_owned(),
             typo(
                 "disallowedTools",
                 "Wrte",
@@ -870,6 +1009,213 @@ mod tests {
             .map(|t| t.name().to_owned())
             .collect();
         assert_eq!(names, ["Read"]);
+    }
+
+    /// A tool of an MCP server, as `tools-mcp` names it (`mcp__<server>__<tool>`, both parts
+    /// normalised).
+    struct FromServer {
+        name: String,
+        server: &'static str,
+        tool: &'static str,
+    }
+
+    impl FromServer {
+        fn tool(server: &'static str, tool: &'static str) -> Arc<dyn Tool> {
+            let name = format!(
+                "mcp__{}__{}",
+                tool_core::normalize_mcp_name(server),
+                tool_core::normalize_mcp_name(tool)
+            );
+            Arc::new(Self { name, server, tool })
+        }
+    }
+
+    #[tool_core::async_trait]
+    impl Tool for FromServer {
+        fn name(&self) -> &str {
+            &self.name
+        }
+        fn input_schema(&self) -> serde_json::Value {
+            serde_json::json!({"type": "object"})
+        }
+        fn description(&self) -> std::borrow::Cow<'_, str> {
+            "an MCP tool".into()
+        }
+        fn max_result_size(&self) -> tool_core::MaxResultSize {
+            tool_core::MaxResultSize::Chars(100)
+        }
+        fn mcp_info(&self) -> Option<tool_core::McpToolInfo> {
+            Some(tool_core::McpToolInfo {
+                server_name: self.server.to_owned(),
+                tool_name: self.tool.to_owned(),
+                source: None,
+            })
+        }
+        async fn call(
+            &self,
+            _input: serde_json::Value,
+            _ctx: tool_core::ToolUseContext,
+            _progress: tool_core::ProgressSender,
+        ) -> Result<tool_core::ToolResult, tool_core::ToolError> {
+            Ok(tool_core::ToolResult::text("called"))
+        }
+    }
+
+    /// `mcp__SERVER` and `mcp__SERVER__*` name every tool of that server in `tools` and in
+    /// `disallowedTools`, the server's name normalised as permission rules do (`my.docs` is
+    /// `my_docs`), and `mcp__*` every MCP tool (server-wide names kept nothing out and gave
+    /// nothing); an exact name still names its tool alone. An entry loading could not judge
+    /// that names none of the caller's tools is noted; one that does is not.
+    #[test]
+    fn server_wide_mcp_names_name_every_tool_of_the_server() {
+        let parent: Vec<Arc<dyn Tool>> = vec![
+            Arc::new(tools_builtin::Read),
+            FromServer::tool("my.docs", "search"),
+            FromServer::tool("my.docs", "fetch"),
+            FromServer::tool("big", "send"),
+        ];
+        let chosen = |front: &str| {
+            let d =
+                AgentDefinition::parse(&format!("---\n{front}\n---\nbody"), "a", AgentSource::User)
+                    .unwrap();
+            let (tools, notices) = d.select_tools_noting(&parent);
+            let names: Vec<String> = tools.iter().map(|t| t.name().to_owned()).collect();
+            (names, notices)
+        };
+        let none: Vec<String> = Vec::new();
+        for front in [
+            "disallowedTools: mcp__my_docs, mcp__big__*",
+            "disallowedTools: [\"mcp__*\"]",
+        ] {
+            assert_eq!(
+                chosen(front),
+                (vec!["Read".to_owned()], none.clone()),
+                "{front}"
+            );
+        }
+        assert_eq!(
+            chosen("tools: mcp__my_docs__*, Read"),
+            (
+                vec![
+                    "Read".to_owned(),
+                    "mcp__my_docs__search".to_owned(),
+                    "mcp__my_docs__fetch".to_owned()
+                ],
+                none.clone()
+            )
+        );
+        assert_eq!(
+            chosen("tools: mcp__big\ndisallowedTools: mcp__my_docs__fetch"),
+            (vec!["mcp__big__send".to_owned()], none.clone())
+        );
+        let (names, notices) =
+            chosen("tools: Read, mcp__gone\ndisallowedTools: mcp__big__nosuch, my_tool");
+        assert_eq!(names, ["Read"]);
+        assert_eq!(
+            notices,
+            [
+                "tools names `mcp__gone`, which is none of the caller's tools: it gives nothing",
+                "disallowedTools names `mcp__big__nosuch`, which is none of the caller's tools: it keeps nothing out",
+                "disallowedTools names `my_tool`, which is none of the caller's tools: it keeps nothing out",
+            ]
+        );
+    }
+
+    /// The Agent tool's description lists a description's first 1,000 characters with an
+    /// ellipsis, cut on a character boundary, and loading says it was cut; a description
+    /// of 1,000 characters is listed whole, without a word.
+    #[test]
+    fn a_long_description_is_listed_cut_with_a_warning() {
+        let parse = |description: &str| {
+            AgentDefinition::parse(
+                &format!("---\ndescription: {description}\n---\nbody"),
+                "a",
+                AgentSource::User,
+            )
+            .unwrap()
+        };
+        let whole = parse(&"ü".repeat(MAX_LISTED_DESCRIPTION_CHARS));
+        assert_eq!(whole.listed_description(), whole.description);
+        assert!(whole.warnings.is_empty(), "{:?}", whole.warnings);
+        let long = parse(&"ü".repeat(MAX_LISTED_DESCRIPTION_CHARS + 1));
+        assert_eq!(
+            long.listed_description(),
+            format!("{}…", "ü".repeat(MAX_LISTED_DESCRIPTION_CHARS))
+        );
+        assert_eq!(
+            long.warnings,
+            [
+                "description is 1001 characters long: the Agent tool's description (sent with every request) shows its first 1000"
+            ]
+        );
+    }
+
+    /// Two files of one directory defining one name: the one whose file name sorts last is
+    /// used, and a notice names both (the other was dropped without a word). A nearer
+    /// directory's definition overriding a farther one's is no such case.
+    #[test]
+    fn two_files_defining_one_name_are_said() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tmp.path();
+        for (file, body) in [("b.md", "B"), ("a.md", "A"), ("c.md", "C")] {
+            let name = if file == "c.md" { "other" } else { "twin" };
+            std::fs::write(dir.join(file), format!("---\nname: {name}\n---\n{body}"))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let mut map = BTreeMap::new();
+        let mut problems = Vec::new();
+        read_dir_definitions(dir, AgentSource::Project, &[], &mut map, &mut problems);
+        assert_eq!(map["twin"].prompt, "B");
+        let (a, b) = (dir.join("a.md"), dir.join("b.md"));
+        assert_eq!(
+            problems,
+            [format!(
+                "agent definitions {} and {} both define the agent `twin`: {} is used (of the files in one directory that define one name, the one whose file name sorts last is)",
+                a.display(),
+                b.display(),
+                b.display()
+            )]
+        );
+        // Another directory's definition of the name overrides it, as documented, unsaid.
+        let nearer = tmp.path().join("nearer");
+        std::fs::create_dir(&nearer).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(nearer.join("z.md"), "---\nname: twin\n---\nZ")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut problems = Vec::new();
+        read_dir_definitions(&nearer, AgentSource::Project, &[], &mut map, &mut problems);
+        assert_eq!(map["twin"].prompt, "Z");
+        assert!(problems.is_empty(), "{problems:?}");
+    }
+
+    /// A `tools` entry with a rule's content (`Bash(git status)`) gives the whole tool, and a
+    /// `disallowedTools` one keeps the whole tool out: both are said. The Agent tool's
+    /// parentheses (the types it may start) are read, and not warned about.
+    #[test]
+    fn parentheses_outside_the_agent_tool_are_warned_about() {
+        let d = AgentDefinition::parse(
+            "---\ntools: Read, Bash(git status), Agent(worker)\ndisallowedTools: Write(/etc/**)\n---\nbody",
+            "a",
+            AgentSource::User,
+        )
+        .unwrap();
+        assert_eq!(
+            d.warnings,
+            [
+                "tools names `Bash(git status)`: the part in parentheses restricts nothing here, the agent gets the whole `Bash` tool (permission rules such as `Bash(git status)` restrict what it may run)",
+                "disallowedTools names `Write(/etc/**)`: the part in parentheses is not read here, the whole `Write` tool is kept out (a deny rule such as `Write(/etc/**)` keeps out only such calls)",
+            ]
+        );
+        let parent: Vec<Arc<dyn Tool>> = vec![
+            Arc::new(tools_builtin::Read),
+            Arc::new(tools_builtin::Bash::default()),
+            Arc::new(tools_builtin::Write),
+        ];
+        let names: Vec<String> = d
+            .select_tools(&parent)
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect();
+        assert_eq!(names, ["Read", "Bash"]);
     }
 
     /// A permission context in `mode` (`bypass_available` as given).

@@ -120,7 +120,8 @@ pub struct AgentOutput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
     /// What of its definition was not applied, and why (a `permissionMode` that would have
-    /// loosened the caller's mode).
+    /// loosened the caller's mode, a `tools` or `disallowedTools` entry naming none of the
+    /// caller's tools).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
 }
@@ -211,9 +212,10 @@ fn build_prompt(definitions: &[AgentDefinition]) -> String {
             "- {}: {} (Tools: {})\n",
             d.name,
             if d.description.is_empty() {
-                "(no description)"
+                Cow::Borrowed("(no description)")
             } else {
-                &d.description
+                // Cut: the description goes with every request.
+                d.listed_description()
             },
             tools_text(d)
         ));
@@ -322,11 +324,16 @@ impl AgentTool {
     /// The tools of a sub-agent of `definition` called from `ctx`: the definition's choice,
     /// with the Agent tool (when allowed, and not at the last level of
     /// [`MAX_AGENT_DEPTH`]) one nesting level deeper, starting only the types the
-    /// definition names (`Agent(worker)`).
-    fn sub_tools(&self, definition: &AgentDefinition, ctx: &ToolUseContext) -> Vec<Arc<dyn Tool>> {
+    /// definition names (`Agent(worker)`); and the notices of the choice
+    /// ([`AgentDefinition::select_tools_noting`]).
+    fn sub_tools(
+        &self,
+        definition: &AgentDefinition,
+        ctx: &ToolUseContext,
+    ) -> (Vec<Arc<dyn Tool>>, Vec<String>) {
         let depth = self.depth + 1;
-        definition
-            .select_tools(ctx.tools())
+        let (selected, notices) = definition.select_tools_noting(ctx.tools());
+        let tools = selected
             .into_iter()
             .filter(|t| t.name() != "Agent" || depth + 1 < MAX_AGENT_DEPTH)
             .map(|t| {
@@ -344,7 +351,8 @@ impl AgentTool {
                     t
                 }
             })
-            .collect()
+            .collect();
+        (tools, notices)
     }
 }
 
@@ -461,9 +469,13 @@ impl TypedTool for AgentTool {
         let agent_id = format!("a{:x}{n:04x}", std::process::id());
         let mut options = ctx.options().clone();
         options.model.clone_from(&model);
-        let tools = self.sub_tools(&definition, &ctx);
+        // What of its `tools` and `disallowedTools` names none of the caller's tools is said
+        // in the result, as what of its permission mode is not applied.
+        let (tools, mut notices) = self.sub_tools(&definition, &ctx);
+        for notice in &notices {
+            tracing::warn!(agent_type = %definition.name, "{notice}");
+        }
         // The definition's permission mode, when it only restricts; the caller's otherwise.
-        let mut notices = Vec::new();
         let permission = definition
             .permission_for(ctx.permission())
             .unwrap_or_else(|why| {
@@ -676,7 +688,7 @@ mod tests {
         let nested_agent =
             |tools: Vec<Arc<dyn Tool>>| tools.into_iter().find(|t| t.name() == "Agent");
         // The lead's agents start workers, nothing else.
-        let nested = nested_agent(tool.sub_tools(&lead, &ctx)).expect("lead gets Agent");
+        let nested = nested_agent(tool.sub_tools(&lead, &ctx).0).expect("lead gets Agent");
         let check = |t: &Arc<dyn Tool>, kind: &str| {
             let t = Arc::clone(t);
             let ctx = ctx.clone();
@@ -697,8 +709,8 @@ mod tests {
             depth: MAX_AGENT_DEPTH - 2,
             ..tool.clone()
         };
-        assert!(nested_agent(level_one.sub_tools(&anyone, &ctx)).is_none());
-        assert!(nested_agent(tool.sub_tools(&anyone, &ctx)).is_some());
+        assert!(nested_agent(level_one.sub_tools(&anyone, &ctx).0).is_none());
+        assert!(nested_agent(tool.sub_tools(&anyone, &ctx).0).is_some());
     }
 
     /// A tool whose every call needs the user's permission.

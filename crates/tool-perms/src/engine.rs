@@ -5276,20 +5276,10 @@ pub fn covers_as_allow_rule(
 ) -> bool {
     let mut roots = PathRoots::for_cwd(ctx.cwd());
     roots.home = ctx.home().map(Path::to_path_buf);
-    let rule = rule_in_path_terms(rule, tool, input);
-    let perm = ToolPermissionContext {
-        allow: vec![SourcedRule {
-            source: RuleSource::Session,
-            rule: rule.into_owned(),
-        }],
-        ..Default::default()
-    };
-    let (engine, diags) = PermissionEngine::new_lenient(&perm, roots);
-    if diags.iter().any(|d| d.error) {
+    let Some((engine, set, names)) = one_rule_engine(RuleBehavior::Allow, rule, tool, input, roots)
+    else {
         return false;
-    }
-    let set = engine.snapshot();
-    let names = tool_names(tool);
+    };
     if engine
         .tool_wide(&set, RuleBehavior::Allow, tool, &names)
         .is_some()
@@ -5300,6 +5290,34 @@ pub fn covers_as_allow_rule(
         engine.check_subject(&set, tool, &names, input, ctx),
         Some(f) if f.kind == Kind::Allow
     )
+}
+
+/// An engine whose only rule is `rule` (in path terms for the call: [`rule_in_path_terms`])
+/// as a rule of behaviour `b`, its rules and the tool's names; `None` when the rule is
+/// malformed.
+fn one_rule_engine(
+    b: RuleBehavior,
+    rule: &str,
+    tool: &dyn Tool,
+    input: &Value,
+    roots: PathRoots,
+) -> Option<(PermissionEngine, Arc<RuleSet>, Vec<String>)> {
+    let rule = SourcedRule {
+        source: RuleSource::Session,
+        rule: rule_in_path_terms(rule, tool, input).into_owned(),
+    };
+    let mut perm = ToolPermissionContext::default();
+    match b {
+        RuleBehavior::Allow => perm.allow.push(rule),
+        RuleBehavior::Deny => perm.deny.push(rule),
+        RuleBehavior::Ask => perm.ask.push(rule),
+    }
+    let (engine, diags) = PermissionEngine::new_lenient(&perm, roots);
+    if diags.iter().any(|d| d.error) {
+        return None;
+    }
+    let set = engine.snapshot();
+    Some((engine, set, tool_names(tool)))
 }
 
 /// A path rule in the call's own tool's name (`Write(*.ts)` for a Write, `Grep(src/**)` for
@@ -5332,21 +5350,10 @@ fn matches_rule_with_roots(
     ctx: &ToolUseContext,
     roots: PathRoots,
 ) -> bool {
-    let rule = rule_in_path_terms(rule, tool, input);
-    let rule = rule.as_ref();
-    let perm = ToolPermissionContext {
-        deny: vec![SourcedRule {
-            source: RuleSource::Session,
-            rule: rule.to_owned(),
-        }],
-        ..Default::default()
-    };
-    let (engine, diags) = PermissionEngine::new_lenient(&perm, roots);
-    if diags.iter().any(|d| d.error) {
+    let Some((engine, set, names)) = one_rule_engine(RuleBehavior::Deny, rule, tool, input, roots)
+    else {
         return false;
-    }
-    let set = engine.snapshot();
-    let names = tool_names(tool);
+    };
     if engine
         .tool_wide(&set, RuleBehavior::Deny, tool, &names)
         .is_some()

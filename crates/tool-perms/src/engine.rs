@@ -468,8 +468,8 @@ impl RuleSet {
                         ));
                     }
                     rule.field = Some(field);
-                    set.fields[bi(behavior)].push(idx);
                     if !own_reading {
+                        set.fields[bi(behavior)].push(idx);
                         set.rules.push(rule);
                         continue;
                     }
@@ -588,6 +588,11 @@ impl RuleSet {
                     Some(w) => ix.by_first.entry(w.to_owned()).or_default().push(idx),
                     None => ix.other.push(idx),
                 }
+            }
+            // Indexed only here, where the rule is kept: its own reading may still have
+            // failed (a path that cannot be anchored) and dropped it.
+            if rule.field.is_some() {
+                set.fields[bi(behavior)].push(idx);
             }
             set.rules.push(rule);
         }

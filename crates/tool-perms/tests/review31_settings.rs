@@ -425,3 +425,34 @@ async fn a_spaced_star_is_the_whole_tool() {
         "{said:?}"
     );
 }
+
+/// A field rule on Read whose own reading (a path) is refused is dropped whole: it indexed
+/// its place among the field rules before the path was refused, and that place then held the
+/// next rule (`Bash(timeout:*)`, an ask), which denied every Bash call given a timeout.
+#[tokio::test]
+async fn a_field_rule_dropped_for_its_path_leaves_no_index_behind() {
+    let fx = Fixture::new();
+    let loaded = project_file(
+        &fx,
+        &json!({"permissions": {
+            "deny": ["Read(pages:a/../b)"],
+            "ask": ["Bash(timeout:*)"],
+        }}),
+    );
+    assert!(
+        messages(&loaded)
+            .iter()
+            .any(|m| m.contains("Read(pages:a/../b)") && m.contains("..")),
+        "{:?}",
+        messages(&loaded)
+    );
+    let r = decide(
+        &fx,
+        &loaded,
+        "Bash",
+        json!({"command": "ls", "timeout": 1000}),
+        PermissionMode::Default,
+    )
+    .await;
+    assert_eq!(behavior(&r), "ask", "{r:?}");
+}

@@ -1207,29 +1207,30 @@ fn is_env_name(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// Why `file`, a `.mcp.json` above the project, may be another user's doing: it is
-/// writable by everyone, or it sits in a directory writable by everyone and belongs to
-/// neither this process's user nor root. `None` when neither holds (or it does not exist).
+/// Why `file`, a `.mcp.json` above the project, may be another user's doing (its servers
+/// would start for every project below it): it, or the link that names it, belongs to
+/// neither this process's user nor root; it is writable by its group or by every user; or
+/// its directory is, without the sticky bit that keeps others from replacing it (a shared
+/// tree such as `/srv/projects`, mode 2775). `None` when none holds (or it does not exist).
 #[cfg(unix)]
 fn foreign_file(file: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt as _;
+    let ours = |uid: u32| uid == 0 || uid == tool_core::process::effective_uid();
+    let entry = std::fs::symlink_metadata(file).ok()?;
     let meta = std::fs::metadata(file).ok()?;
-    if meta.mode() & 0o002 != 0 {
-        return Some("it is writable by every user".to_owned());
+    for (what, m) in [("the link naming it", &entry), ("it", &meta)] {
+        if !ours(m.uid()) {
+            return Some(format!("{what} belongs to user id {}", m.uid()));
+        }
     }
-    let owner = meta.uid();
-    if owner == 0 || owner == tool_core::process::effective_uid() {
-        return None;
+    if meta.mode() & 0o022 != 0 {
+        return Some("it is writable by users other than its owner".to_owned());
     }
-    let dir_open = file
-        .parent()
-        .and_then(|dir| std::fs::metadata(dir).ok())
-        .is_some_and(|dir| dir.mode() & 0o002 != 0);
-    dir_open.then(|| {
-        format!(
-            "it belongs to user id {owner}, in a directory every user may write to, where \
-             anyone may have put it"
-        )
+    let dir = file.parent().and_then(|dir| std::fs::metadata(dir).ok())?;
+    let sticky = dir.mode() & 0o1000 != 0;
+    (dir.mode() & 0o022 != 0 && !sticky).then(|| {
+        "its directory is writable by users other than its owner, who may have put it there"
+            .to_owned()
     })
 }
 

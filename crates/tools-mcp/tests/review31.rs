@@ -506,7 +506,7 @@ fn a_mcp_json_above_the_project_that_anyone_could_write_is_not_read() {
     assert!(
         diags[0]
             .message
-            .starts_with("not read: it is writable by every user"),
+            .starts_with("not read: it is writable by users other than its owner"),
         "{}",
         diags[0]
     );
@@ -523,12 +523,39 @@ fn a_mcp_json_above_the_project_that_anyone_could_write_is_not_read() {
             "{}",
             diags[0]
         );
-        // The same file in a directory only its owner may write to is read.
+        // Wherever it is: another user's file names programs to start for us.
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
         let (servers, diags) = load();
-        assert_eq!(servers.len(), 2, "{servers:?}");
-        assert!(diags.is_empty(), "{}", shown(&diags));
+        assert_eq!(names(&servers), [("own", ConfigScope::Project)]);
+        assert!(
+            diags[0].message.contains("belongs to user id 65534"),
+            "{}",
+            diags[0]
+        );
+        std::os::unix::fs::chown(&planted, Some(0), None).unwrap();
     } else {
         eprintln!("NOTE: not root: a file of another user cannot be made for this test");
     }
+
+    // A shared tree (group-writable, no sticky bit: `/srv/projects`, 2775): any member of
+    // the group could have put or replaced it. Not read, though it is ours.
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o2775)).unwrap();
+    let (servers, diags) = load();
+    assert_eq!(names(&servers), [("own", ConfigScope::Project)]);
+    assert!(
+        diags[0].message.contains("its directory is writable"),
+        "{}",
+        diags[0]
+    );
+    // A group-writable file in a directory only its owner writes to: not read either.
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o664)).unwrap();
+    let (servers, _) = load();
+    assert_eq!(names(&servers), [("own", ConfigScope::Project)]);
+    // Ours, in a directory only we write to: read.
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (servers, diags) = load();
+    assert_eq!(servers.len(), 2, "{servers:?}");
+    assert!(diags.is_empty(), "{}", shown(&diags));
 }

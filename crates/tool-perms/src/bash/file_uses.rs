@@ -5487,6 +5487,10 @@ fn operand_or_unknown(out: &mut FileUses, w: &Word, use_: PathUse) {
     }
 }
 
+/// What `rename -s` changes: the text of each link's target, which later writes through the
+/// link then reach (as `ln -s` makes one), computed from it.
+const SYMLINK_TARGET: &str = "where rename -s makes each link lead";
+
 /// A rename: util-linux's `rename [-vnoalsi] FROM TO FILES…` replaces FROM by TO in each
 /// file's name (in its last component, unless FROM or TO holds a `/`; the first occurrence,
 /// `-l` the last, `-a` all), Perl's `rename [-vnfd0] CODE FILES…` (or `-e CODE`) runs CODE
@@ -5525,7 +5529,6 @@ fn rename(words: &[Word]) -> FileUses {
             };
             const FLAGS: &[&str] = &[
                 "verbose",
-                "symlink",
                 "no-act",
                 "nono",
                 "all",
@@ -5542,7 +5545,9 @@ fn rename(words: &[Word]) -> FileUses {
                 "man",
                 "version",
             ];
-            if long == "expr" {
+            if long == "symlink" {
+                out.unknown(SYMLINK_TARGET.to_owned());
+            } else if long == "expr" {
                 match (inline, iter.next()) {
                     (Some(_), _) => codes.push(w),
                     (None, Some(code)) => codes.push(code),
@@ -5555,7 +5560,9 @@ fn rename(words: &[Word]) -> FileUses {
         }
         for (k, c) in v[1..].char_indices() {
             match c {
-                'v' | 's' | 'n' | 'a' | 'l' | 'o' | 'i' | 'f' | '0' | 'd' | 'h' | 'm' | 'V' => {}
+                'v' | 'n' | 'a' | 'l' | 'o' | 'i' | 'f' | '0' | 'd' | 'h' | 'm' | 'V' => {}
+                // util-linux `-s`: rewrites where each link leads, not its name.
+                's' => out.unknown(SYMLINK_TARGET.to_owned()),
                 'e' | 'E' => {
                     let rest = &v[1 + k + 1..];
                     if rest.is_empty() {
@@ -6589,6 +6596,29 @@ fn uudecode(words: &[Word]) -> FileUses {
 /// working directory. An option it is not known to take, one that hands options to another
 /// program (`-Wl,…`, `-Xlinker`), or loads one (`-B`, `-wrapper`, `-fplugin=`), is a use
 /// that cannot be worked out. What the files it reads include (`#include`) is not seen.
+/// Compiler options (gcc's, clang's) that write a file of their own: a dump, a report, a
+/// profile, a cache. Their value (or, without one, a name the compiler makes) is not
+/// checked.
+const COMPILER_WRITERS: &[&str] = &[
+    "fdump-",
+    "fopt-info",
+    "fdiagnostics-add-output",
+    "fdiagnostics-set-output",
+    "ftime-trace",
+    "fmodules-cache-path",
+    "fmodule-file",
+    "fprofile-generate=",
+    "fprofile-instr-generate=",
+    "fprofile-dir=",
+    "fprofile-note=",
+    "fcallgraph-info",
+    "fcoverage-data-file",
+    "fsave-optimization-record",
+    "foptimization-record-file",
+    "fcrash-diagnostics-dir",
+    "fmodules-user-build-path",
+];
+
 fn c_compiler(words: &[Word], cpp_only: bool) -> FileUses {
     /// Options whose value (the rest of the word, or the next word) names no file.
     const VALUED: &[&str] = &[
@@ -6785,6 +6815,21 @@ fn c_compiler(words: &[Word], cpp_only: bool) -> FileUses {
             _ if VALUED
                 .iter()
                 .any(|p| body.starts_with(p) && !["e", "u", "z", "G", "A", "x"].contains(p)) => {}
+            // Where the compiler puts its dumps, reports and caches: files it writes, named
+            // by the option (`-fdump-tree-all=F`, `-ftime-trace=F`, `-dumpdir DIR`), or a
+            // value that is a path (`-f…=dir/f`). Not checked: asked.
+            "dumpdir" => {
+                out.unknown(format!("what the option {v} writes"));
+                iter.next();
+            }
+            _ if ["f", "g", "dump"].iter().any(|p| body.starts_with(p))
+                && (COMPILER_WRITERS.iter().any(|p| body.starts_with(p))
+                    || body
+                        .split_once('=')
+                        .is_some_and(|(_, value)| value.contains('/'))) =>
+            {
+                out.unknown(format!("what the option {v} writes"));
+            }
             // Families of flags: warnings, features, machine, optimisation, debugging,
             // standards, what it prints.
             _ if [
@@ -7179,6 +7224,7 @@ fn binutil_options<'a>(
     for item in &parsed.items {
         match item {
             Item::Unknown(what) => out.unknown(format!("what {tool} does with {what}")),
+            Item::Operand(w) if response_file(out, w, tool) => {}
             Item::Operand(w) => operands.push(w),
             Item::Opt(Binutil::Output, Some(w)) => {
                 output = true;
@@ -7258,10 +7304,27 @@ fn ranlib(words: &[Word]) -> FileUses {
                     out.unknown(format!("what ranlib does with the option {v}"));
                 }
             }
+            _ if response_file(&mut out, w, "ranlib") => {}
             _ => operand_or_unknown(&mut out, w, PathUse::Write),
         }
     }
     out
+}
+
+/// A binutils response file `@F` (`strip @opts a.out`): F is read, and the options it holds
+/// (`-o ~/.bashrc`) cannot be worked out. `false` for any other word.
+fn response_file(out: &mut FileUses, w: &Word, tool: &str) -> bool {
+    match w.value.as_deref().and_then(|v| v.strip_prefix('@')) {
+        Some(file) if !file.is_empty() => {
+            out.file(&path(file, w), PathUse::Read);
+            out.unknown(format!(
+                "the options the response file {} gives {tool}",
+                w.raw
+            ));
+            true
+        }
+        _ => false,
+    }
 }
 
 /// `ar [-]KEY[MODS] [RELPOS] [COUNT] ARCHIVE [MEMBERS]`: `r` and `q` read the members (files)

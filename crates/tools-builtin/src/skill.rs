@@ -545,7 +545,7 @@ fn listed_description(skill: &SkillInfo) -> String {
 }
 
 /// The skills `ctx` can load, as Claude Code lists them for its model: a line per skill
-/// with its name and what [`listed_description`] says of it (`description - when_to_use`,
+/// with its name and what its listed description says of it (`description - when_to_use`,
 /// the first line of the body for a skill without a description; on one line, cut at 250
 /// characters), at most 100 skills; `None` when the Skill tool is not among `ctx`'s tools or
 /// there is no skill. A skill only the user may invoke (`disable-model-invocation`) is

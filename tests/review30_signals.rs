@@ -166,6 +166,20 @@ impl Hung {
     /// holding `hang_path` hung, `TMPDIR` set to `tmpdir` and two runtime workers (as on a
     /// two-core machine).
     fn run(&self, calls: &[Value], hang_path: &str, tmpdir: &Path) -> Running {
+        self.run_on_workers(2, calls, hang_path, tmpdir)
+    }
+
+    /// [`Hung::run`] on `workers` runtime workers. One worker is how a test holds every
+    /// worker for sure: with two, a call that blocks its worker may hold the other call's
+    /// task in that worker's own slot for the next task (tokio's LIFO slot, which the other
+    /// worker cannot steal), so that the other call never reaches the hung path.
+    fn run_on_workers(
+        &self,
+        workers: usize,
+        calls: &[Value],
+        hang_path: &str,
+        tmpdir: &Path,
+    ) -> Running {
         let input = self.root.join("turn.jsonl");
         std::fs::write(
             &input,
@@ -179,7 +193,7 @@ impl Hung {
             .env("HOME", self.root.join("home"))
             .env("CLAUDE_CONFIG_DIR", self.root.join("home/.claude"))
             .env("TMPDIR", tmpdir)
-            .env("TOKIO_WORKER_THREADS", "2")
+            .env("TOKIO_WORKER_THREADS", workers.to_string())
             .env("LD_PRELOAD", &self.shim)
             .env("HANG_PATH", hang_path)
             .env("HANG_MARK", &self.mark)
@@ -308,16 +322,18 @@ fn a_signal_ends_a_run_whose_reads_hang_in_their_input_check() {
     }
 }
 
-/// Review 30, finding 1 (the last resort): two Bash calls stuck in the tool itself (the
+/// Review 30, finding 1 (the last resort): a Bash call stuck in the tool itself (the
 /// `open` of the file that keeps a failed command's long output, on a hung mount, once the
-/// command has ended) hold both runtime workers, so that the command's own runtime sees
-/// neither the signal nor a timer. The last resort does not
-/// depend on them: 25 s after Ctrl-C the run exits 130, saying so, and (finding 3) leaves
-/// no session directory behind in the temporary directory.
+/// command has ended) holds the runtime's only worker, as two such calls hold both workers
+/// of a two-core machine, so that the run's own runtime sees neither the signal nor a
+/// timer. The last resort does not depend on a worker: 25 s after Ctrl-C the run exits 130,
+/// saying so, and (finding 3) leaves no session directory behind in the temporary
+/// directory.
 #[test]
 fn the_last_resort_exit_needs_no_runtime_worker() {
     let hung = Hung::new();
-    let mut run = hung.run(
+    let mut run = hung.run_on_workers(
+        1,
         &[
             json!({"type": "tool_use", "id": "toolu_1", "name": "Bash",
                    "input": {"command": "cat big.txt missing.txt"}}),
@@ -327,7 +343,7 @@ fn the_last_resort_exit_needs_no_runtime_worker() {
         "-output.txt",
         &hung.tmp,
     );
-    hung.wait_stuck(2);
+    hung.wait_stuck(1);
     kill(&mut run, "-INT");
     let signalled = Instant::now();
     let status = wait_at_most(
@@ -351,7 +367,8 @@ fn the_last_resort_exit_needs_no_runtime_worker() {
 #[test]
 fn a_second_signal_exits_at_once_with_every_worker_held() {
     let hung = Hung::new();
-    let mut run = hung.run(
+    let mut run = hung.run_on_workers(
+        1,
         &[
             json!({"type": "tool_use", "id": "toolu_1", "name": "Bash",
                    "input": {"command": "cat big.txt missing.txt"}}),
@@ -361,7 +378,7 @@ fn a_second_signal_exits_at_once_with_every_worker_held() {
         "-output.txt",
         &hung.tmp,
     );
-    hung.wait_stuck(2);
+    hung.wait_stuck(1);
     kill(&mut run, "-INT");
     std::thread::sleep(Duration::from_millis(500));
     kill(&mut run, "-TERM");

@@ -17,7 +17,8 @@ pub struct SessionArgs {
     /// A settings file (or inline JSON), as Claude Code's `--settings`; repeatable.
     #[arg(long = "settings", value_name = "FILE|JSON", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub settings: Vec<String>,
-    /// Permission mode: default, acceptEdits, plan, dontAsk or bypassPermissions.
+    /// Permission mode: default (or manual), acceptEdits, plan, dontAsk, bypassPermissions or
+    /// auto (no classifier here: as default).
     #[arg(long)]
     pub mode: Option<String>,
     /// The project directory (default: the current directory).
@@ -311,8 +312,11 @@ impl SessionDir {
 
 impl Drop for SessionDir {
     fn drop(&mut self) {
-        open_session_dirs().retain(|dir| *dir != self.0);
+        // Removed first, unlisted after: an exit on the spot in the middle (a second signal
+        // while the run winds down) finds the directory still listed and removes it itself,
+        // where it would otherwise exit with the removal half done (an empty directory left).
         remove_if_nothing_saved(&self.0);
+        open_session_dirs().retain(|dir| *dir != self.0);
     }
 }
 

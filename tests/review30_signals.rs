@@ -214,13 +214,21 @@ impl Hung {
         std::thread::sleep(Duration::from_millis(300));
     }
 
-    /// What the test's temporary directory holds of toolwright's (a session's directory).
+    /// What the test's temporary directory holds of toolwright's (a session's directory),
+    /// each with what it holds (a `find` listing), for the failure message.
     fn left_in_tmp(&self) -> Vec<String> {
         std::fs::read_dir(&self.tmp)
             .unwrap()
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|name| name.starts_with("toolwright-"))
+            .map(|name| {
+                let out = Command::new("find")
+                    .arg(self.tmp.join(&name))
+                    .output()
+                    .unwrap();
+                format!("{name}: {}", String::from_utf8_lossy(&out.stdout))
+            })
             .collect()
     }
 }
@@ -479,7 +487,9 @@ fn an_exit_on_a_second_signal_leaves_no_session_directory() {
         "the session's directory is not in TMPDIR"
     );
     kill(&mut run, "-INT");
-    std::thread::sleep(Duration::from_millis(500));
+    // Well inside the command's grace period (2 s from the first signal), however loaded
+    // the machine: past it the command is killed and the run ends on the first signal.
+    std::thread::sleep(Duration::from_millis(100));
     kill(&mut run, "-TERM");
     let status = wait_at_most(
         run.child(),

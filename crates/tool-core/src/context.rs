@@ -238,6 +238,10 @@ struct Inner {
     options: ToolOptions,
     cwd: PathBuf,
     project_dir: PathBuf,
+    /// The directory the session moved into from outside the other working directories (a
+    /// worktree elsewhere: [`ToolUseContext::with_cwd`]), a working directory while the
+    /// cwd stays inside it.
+    entered_dir: Option<PathBuf>,
     working_directories: Vec<PathBuf>,
     home: Option<PathBuf>,
     /// `$CLAUDE_CONFIG_DIR`, when set: the user config dir in place of `~/.claude`.
@@ -270,6 +274,23 @@ static NEXT_CALL_ORDER: std::sync::atomic::AtomicU64 = std::sync::atomic::Atomic
 /// parents with a `.git` entry.
 pub fn git_root(dir: &Path) -> Option<&Path> {
     dir.ancestors().find(|d| d.join(".git").exists())
+}
+
+/// Whether `dir` is inside one of `dirs` (or is one): as written (`.` and `..` collapsed),
+/// or by real paths, links followed (a directory named through a link to one is inside it).
+fn is_within(dir: &Path, dirs: &[PathBuf]) -> bool {
+    let plain = normalize_lexically(dir);
+    if dirs
+        .iter()
+        .any(|d| plain.starts_with(normalize_lexically(d)))
+    {
+        return true;
+    }
+    let Ok(real) = std::fs::canonicalize(dir) else {
+        return false;
+    };
+    dirs.iter()
+        .any(|d| std::fs::canonicalize(d).is_ok_and(|d| real.starts_with(d)))
 }
 
 /// The directories whose `.claude/<kind>` (skills, agents) belong to a session in `cwd`
@@ -745,6 +766,7 @@ impl fmt::Debug for ToolUseContext {
         let i = &self.inner;
         f.debug_struct("ToolUseContext")
             .field("cwd", &i.cwd)
+            .field("entered_dir", &i.entered_dir)
             .field("working_directories", &i.working_directories)
             .field("mode", &i.permission.mode)
             .field("tool_use_id", &i.tool_use_id)
@@ -773,6 +795,7 @@ impl ToolUseContext {
                 options: ToolOptions::default(),
                 project_dir: cwd.clone(),
                 cwd,
+                entered_dir: None,
                 working_directories: Vec::new(),
                 home,
                 config_dir,
@@ -818,21 +841,45 @@ impl ToolUseContext {
     }
 
     /// The directory commands run in: the cwd, or, when it no longer exists (an earlier
-    /// command removed it), the first working directory that does, else the nearest existing
-    /// ancestor of the cwd. Bash runs there, and the permission checks resolve a command's
-    /// relative paths against it, so both agree on what a path names.
+    /// command removed it) or no longer leads inside the working directories (a directory on
+    /// its way was replaced by a link to somewhere else: [`cwd_outside`](Self::cwd_outside)),
+    /// the first working directory that exists, else the nearest existing ancestor of the
+    /// cwd. Bash runs there, and the permission checks resolve a command's relative paths
+    /// against it, so both agree on what a path names.
     pub fn effective_cwd(&self) -> std::borrow::Cow<'_, Path> {
         let cwd = self.cwd();
-        if cwd.is_dir() {
+        if cwd.is_dir() && self.cwd_outside().is_none() {
             return std::borrow::Cow::Borrowed(cwd);
         }
         let fallback = self
             .working_directories()
             .into_iter()
             .find(|d| d.is_dir())
-            .or_else(|| cwd.ancestors().find(|d| d.is_dir()).map(Path::to_path_buf))
+            .or_else(|| {
+                cwd.ancestors()
+                    .skip(1)
+                    .find(|d| d.is_dir())
+                    .map(Path::to_path_buf)
+            })
             .unwrap_or_else(|| PathBuf::from("/"));
         std::borrow::Cow::Owned(fallback)
+    }
+
+    /// Where the cwd really is (its links followed) when that is outside every working
+    /// directory (their links followed too): a directory the session moved into was
+    /// replaced by a link that leads elsewhere. `None` while it leads inside, when it is a
+    /// working directory itself, and when it no longer exists.
+    pub fn cwd_outside(&self) -> Option<PathBuf> {
+        let cwd = self.cwd();
+        let dirs = self.working_directories();
+        if dirs.iter().any(|d| d == cwd) {
+            return None;
+        }
+        let real = std::fs::canonicalize(cwd).ok()?;
+        let inside = dirs.iter().any(|d| {
+            real.starts_with(d) || std::fs::canonicalize(d).is_ok_and(|d| real.starts_with(d))
+        });
+        (!inside).then_some(real)
     }
 
     /// The project directory: the cwd the context was made with, which a later
@@ -842,12 +889,20 @@ impl ToolUseContext {
         &self.inner.project_dir
     }
 
-    /// The working directories: the cwd first, the [project directory](Self::project_dir),
-    /// then the additional ones from the permission context and from
-    /// [`with_working_directories`](Self::with_working_directories).
+    /// The working directories: the directory the session entered from outside the others,
+    /// while it is in it (a worktree elsewhere: see [`with_cwd`](Self::with_cwd)), the
+    /// [project directory](Self::project_dir), then the additional ones from the permission
+    /// context and from [`with_working_directories`](Self::with_working_directories). The
+    /// cwd itself is none (Claude Code's are its original cwd and the additional
+    /// directories): a `cd` within them widens nothing, and a directory the session is in
+    /// that a link replaced later does not carry them where the link leads.
     pub fn working_directories(&self) -> Vec<PathBuf> {
-        let mut dirs = vec![self.inner.cwd.clone()];
-        for d in std::iter::once(&self.inner.project_dir)
+        let mut dirs = Vec::new();
+        for d in self
+            .inner
+            .entered_dir
+            .iter()
+            .chain(std::iter::once(&self.inner.project_dir))
             .chain(&self.inner.working_directories)
             .chain(&self.inner.permission.additional_working_directories)
         {
@@ -1000,10 +1055,28 @@ impl ToolUseContext {
         self.edit(|i| i.options.tools = tools)
     }
 
-    /// With a new working directory.
+    /// With a new working directory. A move inside the working directories (a Bash `cd`,
+    /// ExitWorktree back to the project) adds none. A move outside them (EnterWorktree into
+    /// a worktree elsewhere) makes the new directory one, for as long as the session stays
+    /// inside it: a later move inside it (`cd sub`) keeps it, one elsewhere ends it. Inside
+    /// is judged on the paths as written and on their real paths.
     pub fn with_cwd(self, cwd: impl Into<PathBuf>) -> Self {
         let cwd = cwd.into();
-        self.edit(|i| i.cwd = cwd)
+        self.edit(|i| {
+            let entered = i.entered_dir.take();
+            i.entered_dir = match entered {
+                Some(dir) if is_within(&cwd, std::slice::from_ref(&dir)) => Some(dir),
+                _ => {
+                    let others: Vec<PathBuf> = std::iter::once(&i.project_dir)
+                        .chain(&i.working_directories)
+                        .chain(&i.permission.additional_working_directories)
+                        .cloned()
+                        .collect();
+                    (!is_within(&cwd, &others)).then(|| cwd.clone())
+                }
+            };
+            i.cwd = cwd;
+        })
     }
 
     /// With additional working directories.
@@ -1117,7 +1190,10 @@ impl ToolUseContext {
         self.edit(|i| i.prompt_id = Some(id))
     }
 
-    /// With a directory for persisted large results.
+    /// With a directory for persisted large results (and the output of a session's shell
+    /// commands and background tasks). Tools make it on first use, readable by this user
+    /// only, inside its parent, which must exist ([`create_private_dir`](crate::create_private_dir)):
+    /// while it cannot be made, large results are cut instead of saved.
     pub fn with_results_dir(self, dir: impl Into<PathBuf>) -> Self {
         let dir = dir.into();
         self.edit(|i| i.results_dir = Some(dir))

@@ -436,15 +436,22 @@ fn normalize_key(path: &Path) -> PathBuf {
     normalize_lexically(path)
 }
 
-/// Creates `dir` and the missing directories above it readable by this user only (0700 on
-/// Unix): for the places tools write output other users must not read (persisted results,
+/// Creates `dir` readable by this user only (0700 on Unix), in its parent, which must
+/// exist: for the places tools write output other users must not read (persisted results,
 /// MCP resources). An existing directory is left as it is.
+///
+/// The parent is never made: a results directory inside a session's directory is created on
+/// first use, and a call still finishing while the session's directory is removed (an exit
+/// on a second signal removes it while the runtime runs on) must not make it again, to be
+/// left behind. A parent that does not exist is an error (`NotFound`).
 pub fn create_private_dir(dir: &Path) -> io::Result<()> {
     let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
+    match builder.create(dir) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        created => created,
+    }
 }
 
 /// Resolves a path the way tools see it (Claude Code's `expandPath`): trims whitespace,

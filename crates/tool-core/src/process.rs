@@ -37,7 +37,10 @@ pub fn find_shell(name: &str, fallbacks: &[&str]) -> Option<std::path::PathBuf> 
 /// ([`new_session`]); when it has none (a pipeline, CI, a server started by an MCP host)
 /// there is no terminal to escape and a process group of its own is enough, which is
 /// cheaper: the standard library can then start the child with `posix_spawn` instead of
-/// `fork`.
+/// `fork`. The groups the child's descendants make there (job control: `set -m; cmd &`)
+/// are then in this process's session, beside everything else in it: a caller that must
+/// find them once the child has exited marks the child's environment, which they inherit
+/// (the Bash tool's commands and background tasks carry `TOOLWRIGHT_COMMAND`).
 ///
 /// Do not also call `process_group` on `cmd`. A tokio command passes `cmd.as_std_mut()`.
 pub fn detach_from_terminal(cmd: &mut Command) -> &mut Command {

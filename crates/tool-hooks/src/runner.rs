@@ -1790,7 +1790,12 @@ fn session_end_budget(handlers: Vec<&HookHandler>, override_ms: Option<String>) 
 /// text is on disk.
 fn save_new_file(dir: &Path, text: &str) -> std::io::Result<PathBuf> {
     use std::io::Write as _;
-    std::fs::create_dir_all(dir)?;
+    // Made owner-only inside the directory above, which is made the same way inside its
+    // own: never a removed session's directory again (`create_private_dir`).
+    if let Some(parent) = dir.parent() {
+        tool_core::create_private_dir(parent)?;
+    }
+    tool_core::create_private_dir(dir)?;
     let mut file = tempfile::Builder::new()
         .prefix(&format!("hook-{}-", std::process::id()))
         .suffix(".txt")

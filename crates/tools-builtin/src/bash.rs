@@ -9,8 +9,10 @@
 //!   Claude Code (its output so far starts the task's file; the result gives the task's id),
 //!   except one that starts with `sleep`, runs `git`, or does not parse: that one is ended
 //!   like a cancelled one.
-//!   When the command itself exits, anything it left in its group is killed too (`server &`,
-//!   `nohup`: unlike Claude Code, which leaves them running), and the result says so, naming
+//!   When the command itself exits, anything it left in its group, or in groups job control
+//!   made (`set -m; cmd &`, found by the mark its processes inherit, `TOOLWRIGHT_COMMAND`),
+//!   is killed too (`server &`, `nohup`: unlike Claude Code, which leaves them running),
+//!   and the result says so, naming
 //!   `run_in_background` for servers. The command is `eval`ed on the script's first line,
 //!   so bash's error lines count from the command's own (`bash: line 1: ...`).
 //! - Nobody can type into a command: `GIT_EDITOR` is `true` (`shell_command`), so `git
@@ -30,11 +32,17 @@
 //!   working directories (the project directory included, so `cd ..` back to it holds);
 //!   otherwise the session goes back to the project directory (Claude Code's original cwd,
 //!   not where the previous command left it) and the output says
-//!   `Shell cwd was reset to <project dir>`. When the session's directory has been removed,
-//!   the command runs in the first working directory that still exists, and the output says
-//!   so. A command that removes it (`rmdir "$PWD"`) moves the session there itself: the
-//!   executor takes no context change from a concurrency-safe call, so a read-only command
-//!   after it could not (it says only where it ran).
+//!   `Shell cwd was reset to <project dir>`. The cwd itself never counts as a working
+//!   directory. When the session's directory has been removed, or leads outside the working
+//!   directories by its real path (it was replaced by a link since the session moved in:
+//!   [`ToolUseContext::cwd_outside`]), the command runs in the first working directory that
+//!   still exists, and the output says so. A command that removes it (`rmdir "$PWD"`) moves
+//!   the session there itself: the executor takes no context change from a concurrency-safe
+//!   call, so a read-only command after it could not (it says only where it ran).
+//! - The user's own `CLAUDE_ENV_FILE` (the variable in this process's environment, which
+//!   the settings' `env` sets too) is sourced before each command, foreground and
+//!   background, before the session's (SessionStart hooks') file; one that cannot be read
+//!   leaves the command to run without it, with a note (`with_session_env`).
 //! - Unlike Claude Code, a `cd` holds even when the command then fails (`cd build && make`
 //!   failing leaves the next command in `build`, as in an interactive shell); Claude Code
 //!   records the new directory only after a command that succeeded.
@@ -272,19 +280,31 @@ impl TypedTool for Bash {
             }
             _ => default_timeout_ms(),
         };
-        // The session's directory is gone (an earlier command removed it): this command runs
-        // in the first working directory that still exists (where the permission checks
-        // resolved its relative paths too), and the session moves there, only inside its
-        // working directories: with the project itself gone, the fallback is an ancestor,
-        // which must not become one (the cwd is always a working directory).
+        // The session's directory is gone (an earlier command removed it), or leads outside
+        // the working directories by its real path (it was replaced by a link to elsewhere
+        // since the session moved in): this command runs in the first working directory that
+        // still exists (where the permission checks resolved its relative paths too), and the
+        // session moves there, only inside its working directories: with the project itself
+        // gone, the fallback is an ancestor, which must not become one.
         let session_ctx = ctx.clone();
-        let moved = (!ctx.cwd().is_dir()).then(|| {
-            let to = ctx.effective_cwd().into_owned();
-            let inside = within_working_directories(&ctx, &to);
-            (ctx.cwd().to_path_buf(), to, inside)
-        });
+        // The user's `CLAUDE_ENV_FILE` that cannot be sourced: the command runs without it,
+        // and its result says so.
+        let env_note = user_env_file().err();
+        let moved = {
+            let gone = !ctx.cwd().is_dir();
+            let why = if gone {
+                Some(CwdLost::Gone)
+            } else {
+                ctx.cwd_outside().map(CwdLost::LeadsOutside)
+            };
+            why.map(|why| {
+                let to = ctx.effective_cwd().into_owned();
+                let inside = within_working_directories(&ctx, &to);
+                (ctx.cwd().to_path_buf(), why, to, inside)
+            })
+        };
         let ctx = match &moved {
-            Some((_, to, _)) => ctx.with_cwd(to.clone()),
+            Some((_, _, to, _)) => ctx.with_cwd(to.clone()),
             None => ctx,
         };
         let mut result = if input.run_in_background == Some(true) {
@@ -341,13 +361,13 @@ impl TypedTool for Bash {
             result
         };
         match moved {
-            Some((gone, to, inside)) => {
+            Some((lost, why, to, inside)) => {
                 if !inside {
                     // It ran where the session's working directories do not reach: a `cd`
                     // it made is judged against them, not against where it ran.
                     drop_move_outside(&mut result, &session_ctx);
                 }
-                note_removed_cwd(&mut result, &gone, to, !safe && inside);
+                note_lost_cwd(&mut result, &lost, &why, to, !safe && inside);
             }
             // This command removed the session's directory (`rmdir "$PWD"`) and went nowhere
             // else: the session moves now, through this call, whose context change the
@@ -358,10 +378,13 @@ impl TypedTool for Bash {
             None if !safe && !ctx.cwd().is_dir() && !changes_context(&result) => {
                 let to = ctx.effective_cwd().into_owned();
                 if within_working_directories(&ctx, &to) {
-                    note_removed_cwd(&mut result, ctx.cwd(), to, true);
+                    note_lost_cwd(&mut result, ctx.cwd(), &CwdLost::Gone, to, true);
                 }
             }
             None => {}
+        }
+        if let Some(note) = env_note {
+            push_note(&mut result, &note);
         }
         result
     }
@@ -396,29 +419,46 @@ fn changes_context(result: &Result<ToolResult<BashOutput>, ToolError>) -> bool {
     }
 }
 
-/// Says in `result` that the session's directory `gone` no longer exists and that the
+/// Why the session's directory cannot be where a command runs.
+enum CwdLost {
+    /// It no longer exists.
+    Gone,
+    /// It leads (its links followed) to this directory, outside the working directories.
+    LeadsOutside(PathBuf),
+}
+
+/// Says in `result` that the session's directory `lost` cannot be used (`why`) and that the
 /// command ran in `to`; when `moves`, that the session is reset there, and moves it unless
 /// the command moved it elsewhere. Not otherwise: a concurrency-safe call's context change
 /// is dropped by the executor, and a fallback outside the working directories (an ancestor
 /// of a removed project) must not become the session's directory.
-fn note_removed_cwd(
+fn note_lost_cwd(
     result: &mut Result<ToolResult<BashOutput>, ToolError>,
-    gone: &Path,
+    lost: &Path,
+    why: &CwdLost,
     to: PathBuf,
     moves: bool,
 ) {
-    let note = if moves {
-        format!(
-            "Shell cwd was reset to {} ({} no longer exists)",
-            to.display(),
-            gone.display()
-        )
-    } else {
-        format!(
-            "Shell cwd {} no longer exists; this command ran in {}",
-            gone.display(),
+    let lost = lost.display();
+    let note = match (why, moves) {
+        (CwdLost::Gone, true) => format!(
+            "Shell cwd was reset to {} ({lost} no longer exists)",
             to.display()
-        )
+        ),
+        (CwdLost::Gone, false) => format!(
+            "Shell cwd {lost} no longer exists; this command ran in {}",
+            to.display()
+        ),
+        (CwdLost::LeadsOutside(real), true) => format!(
+            "Shell cwd was reset to {} ({lost} leads to {}, outside the working directories)",
+            to.display(),
+            real.display()
+        ),
+        (CwdLost::LeadsOutside(real), false) => format!(
+            "Shell cwd {lost} leads to {}, outside the working directories; this command ran in {}",
+            real.display(),
+            to.display()
+        ),
     };
     let push = |stderr: &mut String| {
         if !stderr.is_empty() && !stderr.ends_with('\n') {
@@ -441,6 +481,31 @@ fn note_removed_cwd(
             }
             // The session moves to where this command ran, unless it moved on.
             let change = change.or_else(|| moves.then(|| tool_core::ContextModifier::cwd(to)));
+            *error = match change {
+                Some(change) => inner.with_context_change(change),
+                None => inner,
+            };
+        }
+    }
+}
+
+/// Adds `note` to the end of `result`'s error output (a failed command's too), keeping
+/// any context change.
+fn push_note(result: &mut Result<ToolResult<BashOutput>, ToolError>, note: &str) {
+    let push = |stderr: &mut String| {
+        if !stderr.is_empty() && !stderr.ends_with('\n') {
+            stderr.push('\n');
+        }
+        stderr.push_str(note);
+    };
+    match result {
+        Ok(r) => push(&mut r.data.stderr),
+        Err(error) => {
+            let (mut inner, change) =
+                std::mem::replace(error, ToolError::Cancelled(None)).take_context_change();
+            if let ToolError::Shell { stderr, .. } = &mut inner {
+                push(stderr);
+            }
             *error = match change {
                 Some(change) => inner.with_context_change(change),
                 None => inner,
@@ -585,12 +650,16 @@ pub(crate) fn shell_name() -> &'static str {
 /// `GIT_EDITOR` is `true`: there is nobody to type in an editor, so `git commit` without
 /// `-m` stops at once ("Aborting commit due to empty commit message") and `git merge` or
 /// `git rebase --continue` keep the message git wrote, where an editor would wait for the
-/// timeout. (The session's environment file may still set another.)
-pub(crate) fn shell_command(script: &str) -> Command {
+/// timeout. (The session's environment file may still set another.) `mark` (a
+/// [`procs::new_mark`](crate::procs::new_mark)) goes in its environment as
+/// [`procs::GROUP_MARK`](crate::procs::GROUP_MARK), where every process it starts inherits
+/// it: how the groups job control makes (`set -m; cmd &`) are found once the shell is gone.
+pub(crate) fn shell_command(script: &str, mark: &str) -> Command {
     let mut cmd = Command::new(shell());
     cmd.arg("-c")
         .arg(script)
         .env("GIT_EDITOR", "true")
+        .env(crate::procs::GROUP_MARK, mark)
         .stdin(Stdio::null())
         .kill_on_drop(true);
     tool_core::process::detach_from_terminal(cmd.as_std_mut());
@@ -675,21 +744,52 @@ fn spill_path(ctx: &ToolUseContext, fallback: &Path, what: &str) -> PathBuf {
         .join(scratch_name(what))
 }
 
-/// `command` after the sourcing of the session's environment file (SessionStart hooks'
-/// `CLAUDE_ENV_FILE`) when it has anything: foreground and background commands alike run
-/// with what the hooks exported. `CDPATH` is then unset: with it, `cd name` may go
+/// `command` after the sourcing of the environment files, foreground and background
+/// commands alike: first the user's own `CLAUDE_ENV_FILE` (the variable in this process's
+/// environment, where the settings' `env` puts it too: [`user_env_file`]), then the session's
+/// (SessionStart hooks' `CLAUDE_ENV_FILE`), so what the hooks exported wins, as in Claude
+/// Code; each only when it has anything. `CDPATH` is then unset: with it, `cd name` may go
 /// somewhere other than `./name`, where the permission check looked.
 pub(crate) fn with_session_env(ctx: &ToolUseContext, command: &str) -> String {
-    let env_file = ctx
+    let session = ctx
         .options()
         .session_env_file
         .as_deref()
-        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0))
-        .map(|p| format!(". {}; ", shell_quote(&p.to_string_lossy())))
-        .unwrap_or_default();
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0));
+    let user = user_env_file().ok().flatten();
+    let mut files: Vec<&Path> = user.as_deref().into_iter().collect();
+    if let Some(session) = session
+        && !files.contains(&session)
+    {
+        files.push(session);
+    }
+    let sourced: String = files
+        .iter()
+        .map(|file| format!(". {}; ", shell_quote(&file.to_string_lossy())))
+        .collect();
     // One line: bash numbers the lines of what follows from here (`bash: line 1: ...` for
     // the command's first line, as under Claude Code).
-    format!("{env_file}unset CDPATH; {command}")
+    format!("{sourced}unset CDPATH; {command}")
+}
+
+/// The file the user named in `CLAUDE_ENV_FILE` (this process's environment, which the
+/// settings' `env` sets too), made absolute: `Ok(None)` when the variable is unset or empty,
+/// or the file is empty; an error saying why when it cannot be sourced (missing, not a
+/// regular file, unreadable): the command then runs without it, and its result says so.
+pub(crate) fn user_env_file() -> Result<Option<PathBuf>, String> {
+    let Some(named) = std::env::var_os("CLAUDE_ENV_FILE").filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let path = std::path::absolute(&named).unwrap_or_else(|_| PathBuf::from(&named));
+    let not_sourced = |why: &dyn std::fmt::Display| {
+        format!("CLAUDE_ENV_FILE {} was not sourced: {why}", path.display())
+    };
+    let file = std::fs::File::open(&path).map_err(|e| not_sourced(&e))?;
+    let meta = file.metadata().map_err(|e| not_sourced(&e))?;
+    if !meta.is_file() {
+        return Err(not_sourced(&"it is not a regular file"));
+    }
+    Ok((meta.len() > 0).then_some(path))
 }
 
 /// Where shell scratch files and background task output go when the session has no results
@@ -758,12 +858,14 @@ async fn run_command(
             ),
         )
     );
-    let mut cmd = shell_command(&script);
+    let mark = crate::procs::new_mark();
+    let mut cmd = shell_command(&script, &mark);
     cmd.arg(shell_name())
         .arg(command)
         .current_dir(ctx.cwd())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    let started = Instant::now();
     let mut child = cmd
         .spawn()
         .map_err(|e| ToolError::msg(format!("Could not start {}: {e}", shell().display())))?;
@@ -830,12 +932,16 @@ async fn run_command(
                         () = &mut drain => break,
                     }
                 }
+                // Anything it left, in its group or in groups job control made: ended, and
+                // the result says so.
                 if let Some(pgid) = group {
-                    stopped_leftovers = crate::procs::group_alive_off_runtime(pgid).await;
-                }
-                kill_group(group, true);
-                if let Some(pgid) = group {
-                    crate::procs::wait_group_gone(pgid, KILL_GRACE).await;
+                    stopped_leftovers = crate::procs::stop_left_running(
+                        pgid,
+                        &mark,
+                        started.elapsed(),
+                        KILL_GRACE,
+                    )
+                    .await;
                 }
                 out_open = false;
                 err_open = false;
@@ -876,7 +982,7 @@ async fn run_command(
             description.map(str::to_owned),
             child,
             (out_pipe, err_pipe),
-            pgid,
+            (pgid, mark, started),
             &so_far,
             &dir,
             Duration::from_millis(crate::tasks::BACKGROUND_DEFAULT_MS),
@@ -1112,7 +1218,9 @@ impl Capture {
         }
         if !self.spilled() {
             if let Some(dir) = self.spill_path.parent() {
-                let _ = tokio::fs::create_dir_all(dir).await;
+                let dir = dir.to_path_buf();
+                let _ =
+                    tokio::task::spawn_blocking(move || tool_core::create_private_dir(&dir)).await;
             }
             // Exclusively and owner-only: never through a link planted under the name. A name
             // already taken (a file an earlier process of the same pid left) gives way to the
@@ -1126,6 +1234,8 @@ impl Capture {
                     .spill_path
                     .file_name()
                     .and_then(|n| n.to_str())
+            // Owner-only, inside its parent only: never a removed session's directory again
+            // (`create_private_dir`).
                     .and_then(|n| n.rsplit_once('-'))
                     .map_or("output.txt", |(_, s)| s)
                     .to_owned();

@@ -57,6 +57,195 @@ pub(crate) fn session_groups(sid: i32) -> Vec<i32> {
     }
 }
 
+/// The variable each command's shell starts with, set to a mark of its own
+/// ([`new_mark`]), which every process it starts inherits (a forked subshell as much as a
+/// program it runs): how [`left_groups`] tells the groups a command's descendants made (job
+/// control: `set -m; cmd &`) from others in this process's session, where they stay without
+/// a terminal, once the shell is gone and with it their parent links. A process that clears
+/// its environment (`env -i`) is not found.
+pub(crate) const GROUP_MARK: &str = "TOOLWRIGHT_COMMAND";
+
+/// A new mark for a command ([`GROUP_MARK`]): this process's id and a count, which no other
+/// command of any process has.
+pub(crate) fn new_mark() -> String {
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}.{n}", std::process::id())
+}
+
+/// How long a command may have run for [`left_groups`] to read only the ids given out since
+/// it started: the pid counter (32,768 ids on many systems) cannot come round in less.
+const PID_WRAP_GUARD: Duration = Duration::from_secs(1);
+
+/// At most this many ids are read one by one (each a `/proc/PID/stat` that is usually
+/// missing); past it, `/proc` is listed.
+const MAX_PROBED_IDS: i32 = 64;
+
+/// The process groups, other than `pgid`, that the command whose shell led group `pgid`
+/// (with `mark` as its [`GROUP_MARK`]) left alive when its shell exited: those in the
+/// session the shell led (under a terminal) and those in this process's session whose
+/// processes carry the command's mark. Only processes made since the command started can be either, and
+/// while the pid counter cannot have come round since (it ran less than
+/// [`PID_WRAP_GUARD`]), those have the ids after `pgid` up to the last one given out
+/// (`/proc/sys/kernel/ns_last_pid`; past the counter's end, from its start): only those are
+/// read, so the usual end of a command reads a few missing entries at most. Never this
+/// process's own group. Empty off Linux.
+pub(crate) fn left_groups(pgid: i32, mark: &str, ran: Duration) -> Vec<i32> {
+    scan_left_groups(pgid, mark, ran, true).unwrap_or_default()
+}
+
+/// [`left_groups`]; `None` when that needs a listing of `/proc` (many ids given out since
+/// the command started, or it ran long) and `may_list` is false.
+fn scan_left_groups(pgid: i32, mark: &str, ran: Duration, may_list: bool) -> Option<Vec<i32>> {
+    #[cfg(target_os = "linux")]
+    {
+        let last = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+            .filter(|_| ran < PID_WRAP_GUARD);
+        let own_session = nix::unistd::getsid(None).map_or(0, nix::unistd::Pid::as_raw);
+        let own_group = nix::unistd::getpgrp().as_raw();
+        let mark = format!("{GROUP_MARK}={mark}\0");
+        // Whether the command left `p` (`None`: its environment reads empty, as in the
+        // middle of an `exec`, and the answer has to wait).
+        let left_by_it = |p: &ProcStat, patient: bool| -> Option<bool> {
+            if p.zombie || p.group == pgid || p.group == own_group {
+                return Some(false);
+            }
+            if p.session == pgid {
+                return Some(true);
+            }
+            if p.session != own_session {
+                return Some(false);
+            }
+            let mut tries = 0;
+            loop {
+                match environ_holds(p.pid, mark.as_bytes()) {
+                    Some(holds) => return Some(holds),
+                    None if !patient => return None,
+                    None if tries >= EXEC_RETRIES => return Some(false),
+                    None => {
+                        tries += 1;
+                        std::thread::sleep(Duration::from_millis(2));
+                    }
+                }
+            }
+        };
+        let mut groups: Vec<i32> = match last {
+            // Each id given out since, read directly; an answer that has to wait is waited
+            // for off the runtime.
+            Some(last) if last >= pgid && last - pgid <= MAX_PROBED_IDS => {
+                let mut groups = Vec::new();
+                for p in (pgid + 1..=last).filter_map(proc_stat) {
+                    match left_by_it(&p, may_list) {
+                        Some(true) => groups.push(p.group),
+                        Some(false) => {}
+                        None => return None,
+                    }
+                }
+                groups
+            }
+            _ if !may_list => return None,
+            _ => {
+                let Ok(entries) = std::fs::read_dir("/proc") else {
+                    return Some(Vec::new());
+                };
+                let since = |pid: i32| match last {
+                    Some(last) if last >= pgid => pid > pgid && pid <= last,
+                    Some(last) => pid > pgid || pid <= last,
+                    None => true,
+                };
+                entries
+                    .flatten()
+                    .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                    .filter(|&pid| since(pid))
+                    .filter_map(proc_stat)
+                    .filter(|p| left_by_it(p, true) == Some(true))
+                    .map(|p| p.group)
+                    .collect()
+            }
+        };
+        groups.sort_unstable();
+        groups.dedup();
+        Some(groups)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (pgid, mark, ran, may_list);
+        Some(Vec::new())
+    }
+}
+
+/// How many times [`left_groups`] reads again, 2 ms apart, an environment that read empty.
+const EXEC_RETRIES: u32 = 10;
+
+/// Whether process `pid`'s environment holds `entry` (`NAME=value` and its NUL): no when the
+/// process is gone or not this user's to read; `None` when it reads empty or fails
+/// otherwise, as it does while the process runs `exec` (its old memory gone, its new
+/// environment not yet in place).
+#[cfg(target_os = "linux")]
+fn environ_holds(pid: i32, entry: &[u8]) -> Option<bool> {
+    match std::fs::read(format!("/proc/{pid}/environ")) {
+        Ok(env) if env.is_empty() => None,
+        Ok(env) => {
+            Some(memchr::memmem::find_iter(&env, entry).any(|at| at == 0 || env[at - 1] == 0))
+        }
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+            ) || e.raw_os_error() == Some(nix::errno::Errno::ESRCH as i32) =>
+        {
+            Some(false)
+        }
+        Err(_) => None,
+    }
+}
+
+/// Ends what the command whose shell led group `pgid` (with `mark`) left running when its
+/// shell exited (reaped after running for `ran`): the rest of its group (`server &`, `nohup`), the
+/// groups job control made ([`left_groups`]), and the groups those escaped to; all get
+/// SIGKILL, and are waited for (at most `grace` each). Whether there was anything. The usual
+/// end, with nothing left, costs a few reads of `/proc` and no wait; a wider read runs on
+/// Tokio's blocking pool.
+pub(crate) async fn stop_left_running(
+    pgid: i32,
+    mark: &str,
+    ran: Duration,
+    grace: Duration,
+) -> bool {
+    let left = match scan_left_groups(pgid, mark, ran, false) {
+        Some(left) => left,
+        None => {
+            let mark = mark.to_owned();
+            tokio::task::spawn_blocking(move || left_groups(pgid, &mark, ran))
+                .await
+                .unwrap_or_default()
+        }
+    };
+    // The group itself: signal 0 says whether it has any process, `/proc` (off the
+    // runtime) whether one is alive, not a zombie. Its session was read above.
+    let group_left = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_ok()
+        && tokio::task::spawn_blocking(move || {
+            u32::try_from(pgid).is_ok_and(tool_core::process::group_running)
+        })
+        .await
+        // A runtime shutting down cannot say: taken as alive.
+        .unwrap_or(true);
+    if left.is_empty() && !group_left {
+        return false;
+    }
+    for &group in &left {
+        kill_group(group, true);
+    }
+    kill_group(pgid, true);
+    wait_group_gone(pgid, grace).await;
+    for group in left {
+        wait_group_gone(group, grace).await;
+    }
+    true
+}
+
 fn signal_group(pgid: i32, hard: bool) {
     let signal = if hard {
         nix::sys::signal::Signal::SIGKILL

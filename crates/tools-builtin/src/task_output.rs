@@ -468,6 +468,16 @@ impl TypedTool for Typed {
                 task.output_file.display()
             );
         }
+        if task_registry(&ctx).output_file_lost(&task.id) == Some(true) {
+            if !output.is_empty() && !output.ends_with('\n') {
+                output.push('\n');
+            }
+            output.push_str(&format!(
+                "[The output file {} was deleted or replaced while the task ran: what the task \
+                 wrote after that cannot be read]",
+                task.output_file.display()
+            ));
+        }
         if task.status != TaskStatus::Running && task.leftovers_stopped {
             if !output.is_empty() && !output.ends_with('\n') {
                 output.push('\n');

@@ -3,8 +3,10 @@
 //! [`TaskOutput`](crate::TaskOutput) and ended by [`TaskStop`](crate::TaskStop).
 //!
 //! A task runs `bash -c` (or `sh -c`) in its own process group with stdout and stderr both
-//! appended to one output file (the session's results directory, else the temp directory,
-//! under `tasks/<id>.output`), so a task's output never sits in memory. Its whole process
+//! appended to one output file (opened `O_APPEND`; the session's results directory, else
+//! the temp directory, under `tasks/<id>.output`), so a task's output never sits in memory.
+//! An output file deleted or replaced while the task runs is said to be gone by TaskOutput
+//! (the task's later output cannot be read), never read as the task's. Its whole process
 //! group is killed (SIGTERM, then SIGKILL to what is left of the group after [`KILL_GRACE`])
 //! when it is stopped, when its lifetime ends (default [`BACKGROUND_DEFAULT_MS`], at most
 //! [`BACKGROUND_MAX_MS`]), when its output passes [`KILL_CAP`], and (SIGKILL at once, the
@@ -93,6 +95,9 @@ struct TaskState {
     command: String,
     description: Option<String>,
     output_file: PathBuf,
+    /// The output file's device and inode, as created: a path that no longer names it was
+    /// deleted or replaced ([`TaskRegistry::output_file_lost`]).
+    output_identity: FileIdentity,
     pgid: i32,
     inner: Mutex<Progress>,
     /// Held by a read of the output from its start to its end, so two reads never return
@@ -121,6 +126,15 @@ struct Progress {
 }
 
 impl TaskState {
+    /// The output file opened for reading, with its length: `None` when its path no longer
+    /// names the file the task writes (deleted, or replaced: another file's content is not
+    /// the task's output).
+    fn open_output(&self) -> Option<(std::fs::File, u64)> {
+        let file = std::fs::File::open(&self.output_file).ok()?;
+        let meta = file.metadata().ok()?;
+        (identity(&meta) == self.output_identity).then_some((file, meta.len()))
+    }
+
     fn snapshot(&self) -> TaskSnapshot {
         let p = lock(&self.inner);
         TaskSnapshot {
@@ -253,21 +267,40 @@ fn new_task_id() -> String {
     id
 }
 
+/// A file's device and inode numbers: which file a path names.
+type FileIdentity = (u64, u64);
+
+fn identity(meta: &std::fs::Metadata) -> FileIdentity {
+    use std::os::unix::fs::MetadataExt as _;
+    (meta.dev(), meta.ino())
+}
+
 /// A new task id and its output file under `output_dir/tasks/`, created exclusively and
-/// owner-only (a task's output can hold whatever the command printed).
-fn new_output_file(output_dir: &Path) -> Result<(String, PathBuf, std::fs::File), ToolError> {
+/// owner-only (a task's output can hold whatever the command printed), opened for
+/// appending: a command that empties the file (`: > FILE`) makes the task's next output
+/// start it again, not follow a hole of NUL bytes where the writer's offset was.
+fn new_output_file(
+    output_dir: &Path,
+) -> Result<(String, PathBuf, std::fs::File, FileIdentity), ToolError> {
     use std::os::unix::fs::OpenOptionsExt as _;
     let id = new_task_id();
+    // Each level made only inside the one above (never the session's directory again,
+    // should it have been removed: `create_private_dir`).
     let dir = output_dir.join("tasks");
-    std::fs::create_dir_all(&dir).map_err(|e| ToolError::io(&dir, e))?;
+    tool_core::create_private_dir(output_dir)
+        .and_then(|()| tool_core::create_private_dir(&dir))
+        .map_err(|e| ToolError::io(&dir, e))?;
     let output_file = dir.join(format!("{id}.output"));
     let file = std::fs::OpenOptions::new()
-        .write(true)
+        .append(true)
         .create_new(true)
         .mode(0o600)
         .open(&output_file)
         .map_err(|e| ToolError::io(&output_file, e))?;
-    Ok((id, output_file, file))
+    let meta = file
+        .metadata()
+        .map_err(|e| ToolError::io(&output_file, e))?;
+    Ok((id, output_file, file, identity(&meta)))
 }
 
 impl TaskRegistry {
@@ -288,14 +321,20 @@ impl TaskRegistry {
         output_dir: &Path,
         lifetime: Duration,
     ) -> Result<TaskSnapshot, ToolError> {
-        let (id, output_file, out) = new_output_file(output_dir)?;
-        let err = out
-            .try_clone()
-            .map_err(|e| ToolError::io(&output_file, e))?;
-        let mut cmd = shell_command(script);
+        let (id, output_file, out, file_identity) = new_output_file(output_dir)?;
+        let (err, watched) = match (out.try_clone(), out.try_clone()) {
+            (Ok(err), Ok(watched)) => (err, watched),
+            (Err(e), _) | (_, Err(e)) => {
+                let _ = std::fs::remove_file(&output_file);
+                return Err(ToolError::io(&output_file, e));
+            }
+        };
+        let mark = crate::procs::new_mark();
+        let mut cmd = shell_command(script, &mark);
         cmd.current_dir(cwd)
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err));
+        let started = std::time::Instant::now();
         let child = cmd.spawn().map_err(|e| {
             // Nothing ran: no output file is left behind for it.
             let _ = std::fs::remove_file(&output_file);
@@ -312,8 +351,8 @@ impl TaskRegistry {
             id,
             command,
             description,
-            output_file,
-            pgid,
+            (output_file, file_identity, watched),
+            (pgid, mark, started),
             child,
             lifetime,
             None,
@@ -321,9 +360,10 @@ impl TaskRegistry {
     }
 
     /// Takes over `child` (a foreground command whose timeout passed, running in its own
-    /// process group) as a background task: its output so far (`so_far`) starts the task's
-    /// output file, and what it still writes to its standard output and error (the pipes
-    /// the foreground call read) is added as it comes.
+    /// process group, started at `started` with `mark` in its environment) as a background
+    /// task: its output so far (`so_far`) starts the task's output file, and what it still
+    /// writes to its standard output and error (the pipes the foreground call read) is added
+    /// as it comes.
     /// `keep` lives until the command's output ends (a scratch file its shell still writes).
     #[expect(
         clippy::too_many_arguments,
@@ -335,15 +375,18 @@ impl TaskRegistry {
         description: Option<String>,
         child: tokio::process::Child,
         (mut out, mut err): (tokio::process::ChildStdout, tokio::process::ChildStderr),
-        pgid: i32,
+        (pgid, mark, started): (i32, String, std::time::Instant),
         so_far: &[u8],
         output_dir: &Path,
         lifetime: Duration,
         keep: impl Send + 'static,
     ) -> Result<TaskSnapshot, ToolError> {
         use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-        let (id, output_file, mut file) = new_output_file(output_dir)?;
+        let (id, output_file, mut file, file_identity) = new_output_file(output_dir)?;
         std::io::Write::write_all(&mut file, so_far).map_err(|e| ToolError::io(&output_file, e))?;
+        let watched = file
+            .try_clone()
+            .map_err(|e| ToolError::io(&output_file, e))?;
         let copy = tokio::spawn(async move {
             let _keep = keep;
             let mut file = tokio::fs::File::from_std(file);
@@ -371,8 +414,8 @@ impl TaskRegistry {
             id,
             command,
             description,
-            output_file,
-            pgid,
+            (output_file, file_identity, watched),
+            (pgid, mark, started),
             child,
             lifetime,
             Some(copy),
@@ -380,17 +423,18 @@ impl TaskRegistry {
     }
 
     /// Registers a running task and watches it: its exit, its lifetime, TaskStop, and the
-    /// size of its output. `copy` (an adopted command's output being copied to its file) is
-    /// awaited (at most [`KILL_GRACE`], then aborted) before the task gets its final status,
-    /// so its output is complete by the time anyone sees it ended.
+    /// size of its output (through `output`'s handle: the file the command writes, even when
+    /// its path was deleted). `copy` (an adopted command's output being copied to its file)
+    /// is awaited (at most [`KILL_GRACE`], then aborted) before the task gets its final
+    /// status, so its output is complete by the time anyone sees it ended.
     #[expect(clippy::too_many_arguments, reason = "the parts of one task")]
     fn watch(
         &self,
         id: String,
         command: &str,
         description: Option<String>,
-        output_file: PathBuf,
-        pgid: i32,
+        (output_file, output_identity, output): (PathBuf, FileIdentity, std::fs::File),
+        (pgid, mark, started): (i32, String, std::time::Instant),
         child: tokio::process::Child,
         lifetime: Duration,
         copy: Option<tokio::task::JoinHandle<()>>,
@@ -401,6 +445,7 @@ impl TaskRegistry {
             command: command.to_owned(),
             description,
             output_file,
+            output_identity,
             pgid,
             inner: Mutex::new(Progress::default()),
             reading: Mutex::new(()),
@@ -427,16 +472,22 @@ impl TaskRegistry {
                         child.reaped();
                         // Whatever the command left in its group goes with it, and the
                         // model is told (their later output will never come).
-                        if crate::procs::group_alive_off_runtime(task.pgid).await {
+                        if crate::procs::stop_left_running(
+                            task.pgid,
+                            &mark,
+                            started.elapsed(),
+                            KILL_GRACE,
+                        )
+                        .await
+                        {
                             lock(&task.inner).leftovers_stopped = true;
                         }
-                        crate::procs::kill_group(task.pgid, true);
                         break Ended::Exited(status.ok());
                     }
                     () = &mut deadline => break Ended::Kill(format!("its lifetime of {} ms ended", lifetime.as_millis())),
                     () = task.stop.notified() => break Ended::Kill("stopped".to_owned()),
                     _ = size_check.tick() => {
-                        let size = std::fs::metadata(&task.output_file).map_or(0, |m| m.len());
+                        let size = output.metadata().map_or(0, |m| m.len());
                         if size > KILL_CAP {
                             break Ended::Kill(format!("its output passed {KILL_CAP} bytes"));
                         }
@@ -483,6 +534,18 @@ impl TaskRegistry {
             task.done.send_replace(true);
         });
         task.snapshot()
+    }
+
+    /// Whether task `id`'s output file was deleted or replaced (its path names no file, or
+    /// another one): what the task wrote after that cannot be read. `None` when there is no
+    /// such task.
+    pub fn output_file_lost(&self, id: &str) -> Option<bool> {
+        let task = self.task(id)?;
+        Some(
+            std::fs::metadata(&task.output_file)
+                .ok()
+                .is_none_or(|meta| identity(&meta) != task.output_identity),
+        )
     }
 
     fn task(&self, id: &str) -> Option<Arc<TaskState>> {
@@ -544,10 +607,9 @@ impl TaskRegistry {
         let _reading = lock(&task.reading);
         let running = task.snapshot().status == TaskStatus::Running;
         let mut p = lock(&task.inner);
-        let Ok(mut file) = std::fs::File::open(&task.output_file) else {
+        let Some((mut file, len)) = task.open_output() else {
             return Some((String::new(), false));
         };
-        let len = file.metadata().map_or(0, |m| m.len());
         if len < p.read_offset {
             // The file was truncated (`: > file`): read it again from its start.
             p.read_offset = 0;
@@ -612,10 +674,9 @@ impl TaskRegistry {
         let task = self.task(id)?;
         let _reading = lock(&task.reading);
         let running = task.snapshot().status == TaskStatus::Running;
-        let Ok(mut file) = std::fs::File::open(&task.output_file) else {
+        let Some((mut file, len)) = task.open_output() else {
             return Some(ControlFlow::Continue(()));
         };
-        let len = file.metadata().map_or(0, |m| m.len());
         let start = {
             let mut p = lock(&task.inner);
             if len < p.read_offset {

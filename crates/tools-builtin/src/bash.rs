@@ -105,6 +105,10 @@ pub const KILL_CAP: u64 = 5 * 1024 * 1024 * 1024;
 /// Time between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 
+/// How often a running command reports its output so far, at most (and how soon after
+/// output comes, at the latest).
+const PROGRESS_EVERY: Duration = Duration::from_millis(500);
+
 /// Input of the Bash tool (Claude Code's fields).
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct BashInput {
@@ -888,7 +892,12 @@ async fn run_command(
     let mut err_open = true;
     let mut exit: Option<Option<i32>> = None;
     let mut stopped_leftovers = false;
-    let mut last_progress = Instant::now();
+    // Progress: the output so far, at most every `PROGRESS_EVERY`, and at the latest that
+    // long after output came (a quiet stretch after it does not hold it back); only when
+    // there is more than was last reported (an MCP client's progress must increase).
+    let progress_due = tokio::time::sleep(PROGRESS_EVERY);
+    tokio::pin!(progress_due);
+    let mut reported = 0u64;
     let mut out_buf = vec![0u8; 64 * 1024];
     let mut err_buf = vec![0u8; 64 * 1024];
     let mut arrivals = Arrivals::default();
@@ -896,6 +905,7 @@ async fn run_command(
         if exit.is_some() && !out_open && !err_open {
             break End::Exited(exit.flatten());
         }
+        let unreported = stdout.total + stderr.total > reported;
         tokio::select! {
             n = read_some(&mut out_pipe, &mut out_buf), if out_open => match n {
                 Some(n) => {
@@ -948,14 +958,19 @@ async fn run_command(
             },
             () = &mut deadline => break End::TimedOut(timeout),
             () = cancelled.cancelled() => break End::Cancelled,
+            () = &mut progress_due, if unreported => {}
         }
-        if stdout.total + stderr.total > KILL_CAP {
+        let total = stdout.total + stderr.total;
+        if total > KILL_CAP {
             break End::OutputCap;
         }
-        if last_progress.elapsed() > Duration::from_millis(500) && (stdout.total + stderr.total) > 0
-        {
-            last_progress = Instant::now();
-            progress.send(serde_json::json!({"output": stdout.tail_text(2000), "totalBytes": stdout.total + stderr.total}));
+        if total > reported && progress_due.is_elapsed() {
+            reported = total;
+            progress_due
+                .as_mut()
+                .reset(tokio::time::Instant::now() + PROGRESS_EVERY);
+            progress
+                .send(serde_json::json!({"output": stdout.tail_text(2000), "totalBytes": total}));
         }
     };
     // A command still going at its timeout goes on in the background, as in Claude Code
@@ -1217,6 +1232,8 @@ impl Capture {
             return;
         }
         if !self.spilled() {
+            // Owner-only, inside its parent only: never a removed session's directory again
+            // (`create_private_dir`).
             if let Some(dir) = self.spill_path.parent() {
                 let dir = dir.to_path_buf();
                 let _ =
@@ -1234,8 +1251,6 @@ impl Capture {
                     .spill_path
                     .file_name()
                     .and_then(|n| n.to_str())
-            // Owner-only, inside its parent only: never a removed session's directory again
-            // (`create_private_dir`).
                     .and_then(|n| n.rsplit_once('-'))
                     .map_or("output.txt", |(_, s)| s)
                     .to_owned();

@@ -1372,6 +1372,27 @@ impl Confinement {
     }
 }
 
+/// Whether `path` (absolute) lies in one of `ctx`'s working directories where it really
+/// leads (its nearest existing ancestor resolved, links included, as the directories are):
+/// where a tool may say what exists before the permission step, which asks for anything
+/// outside them (a link inside leading out included).
+pub(crate) fn in_working_directories(path: &Path, ctx: &ToolUseContext) -> bool {
+    let lexical = tool_core::normalize_lexically(path);
+    // The path with its nearest existing ancestor resolved (the path itself may not exist).
+    let resolved = lexical.ancestors().find_map(|a| {
+        let real = fs::canonicalize(a).ok()?;
+        Some(real.join(lexical.strip_prefix(a).ok()?))
+    });
+    ctx.working_directories().iter().any(|dir| {
+        let named = tool_core::normalize_lexically(dir);
+        let real = fs::canonicalize(dir).unwrap_or_else(|_| named.clone());
+        match &resolved {
+            Some(r) => r.starts_with(&real),
+            None => lexical.starts_with(&named),
+        }
+    })
+}
+
 /// Where a write of `path` may land ([`Confinement`]): under the working directories,
 /// resolved, when the path lies inside them; never at a protected path outside the
 /// protected place of the path the call named, nor at a denied one.

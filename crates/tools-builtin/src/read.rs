@@ -345,6 +345,12 @@ impl TypedTool for Read {
                 4,
             ));
         }
+        // Outside the working directories the permission step comes first: whether
+        // something exists there (`~/.ssh/id_ed25519`) is not said before the call is
+        // allowed. The call itself makes the same checks, with the same texts.
+        if !fsutil::in_working_directories(&path, ctx) {
+            return Ok(());
+        }
         match fs::metadata(&path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(ValidationError::with_code(
                 fsutil::not_found_message(ctx),

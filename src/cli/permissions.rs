@@ -30,8 +30,8 @@ pub struct CheckArgs {
     /// of `--cwd`.
     #[arg(long, value_name = "JSON")]
     pub rules: Option<String>,
-    /// The permission mode: default, acceptEdits, plan, dontAsk or bypassPermissions (default:
-    /// the settings' `defaultMode`).
+    /// The permission mode: default (or manual), acceptEdits, plan, dontAsk, bypassPermissions
+    /// or auto (as default) (default: the settings' `defaultMode`).
     #[arg(long, value_name = "MODE")]
     pub mode: Option<String>,
     /// The working directory (default: the current directory).

@@ -8,7 +8,10 @@
 //! the Agent tool unless the definition's `tools` names it), and its caller's permission
 //! context, in the definition's `permissionMode` when that is no looser than the caller's
 //! ([`AgentDefinition::permission_for`]; one that would loosen it is not applied, and the
-//! result says so). It goes through the same
+//! result says so). A `tools` or `disallowedTools` entry that names none of the caller's
+//! tools (an MCP tool no server has) is said in the result too, once per agent type and
+//! session: in the first call of that type to return a result (a call that fails or is
+//! cancelled leaves it to the next). It goes through the same
 //! pipeline (permission rules, hooks, prompter) and spends from the same budget. It runs in
 //! the foreground, within its caller's turn: the user rejecting one of its calls without
 //! feedback ends the caller's turn too ([`Stop::Rejected`]), as a rejection of the caller's
@@ -21,6 +24,7 @@
 //! `run_in_background: true` is refused: background tasks hold shell processes only.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -120,8 +124,9 @@ pub struct AgentOutput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
     /// What of its definition was not applied, and why (a `permissionMode` that would have
-    /// loosened the caller's mode, a `tools` or `disallowedTools` entry naming none of the
-    /// caller's tools).
+    /// loosened the caller's mode; a `tools` or `disallowedTools` entry naming none of the
+    /// caller's tools, said once per agent type and session: in the first result of that
+    /// type that names it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
 }
@@ -134,15 +139,69 @@ struct Shared {
     /// holds a permit they need.
     levels: Mutex<Vec<Arc<Semaphore>>>,
     next_id: AtomicU64,
+    /// The notices of a definition's tool choice already given, by agent type
+    /// ([`Told`]): each is said once per session, not with every call of that type.
+    told: Mutex<HashSet<(String, String)>>,
 }
 
 impl Shared {
+    /// Of `notices` (the tool choice's, for an agent of type `agent_type`), those not given
+    /// yet in this session, now taken as given: kept so only when the call that takes them
+    /// returns its result ([`Told::keep`]); a call that fails or is cancelled gives them
+    /// back, for the next call of that type to say.
+    fn not_told(&self, agent_type: &str, notices: Vec<String>) -> Told<'_> {
+        let mut told = self.told.lock().unwrap_or_else(PoisonError::into_inner);
+        let fresh: Vec<String> = notices
+            .into_iter()
+            .filter(|n| told.insert((agent_type.to_owned(), n.clone())))
+            .collect();
+        Told {
+            shared: self,
+            agent_type: agent_type.to_owned(),
+            notices: fresh,
+            kept: false,
+        }
+    }
+
     fn level(&self, depth: usize) -> Arc<Semaphore> {
         let mut levels = self.levels.lock().unwrap_or_else(PoisonError::into_inner);
         while levels.len() <= depth {
             levels.push(Arc::new(Semaphore::new(self.max_concurrent.max(1))));
         }
         Arc::clone(&levels[depth])
+    }
+}
+
+/// Notices one call took as its own to give ([`Shared::not_told`]): given back, so that a
+/// later call of the type says them, unless the call kept them by returning its result.
+struct Told<'a> {
+    shared: &'a Shared,
+    agent_type: String,
+    notices: Vec<String>,
+    kept: bool,
+}
+
+impl Told<'_> {
+    /// The notices, now given for good (the call returns them in its result).
+    fn keep(mut self) -> Vec<String> {
+        self.kept = true;
+        std::mem::take(&mut self.notices)
+    }
+}
+
+impl Drop for Told<'_> {
+    fn drop(&mut self) {
+        if self.kept || self.notices.is_empty() {
+            return;
+        }
+        let mut told = self
+            .shared
+            .told
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for notice in self.notices.drain(..) {
+            told.remove(&(self.agent_type.clone(), notice));
+        }
     }
 }
 
@@ -275,6 +334,7 @@ impl AgentTool {
                 max_concurrent,
                 levels: Mutex::new(Vec::new()),
                 next_id: AtomicU64::new(1),
+                told: Mutex::default(),
             }),
             depth: 0,
             allowed: None,
@@ -291,6 +351,7 @@ impl AgentTool {
                 max_concurrent: n,
                 levels: Mutex::new(Vec::new()),
                 next_id: AtomicU64::new(1),
+                told: Mutex::default(),
             },
             |mut shared| {
                 shared.max_concurrent = n;
@@ -470,11 +531,14 @@ impl TypedTool for AgentTool {
         let mut options = ctx.options().clone();
         options.model.clone_from(&model);
         // What of its `tools` and `disallowedTools` names none of the caller's tools is said
-        // in the result, as what of its permission mode is not applied.
-        let (tools, mut notices) = self.sub_tools(&definition, &ctx);
-        for notice in &notices {
+        // in the result, as what of its permission mode is not applied: once per agent type
+        // and session (the first call that returns a result), not with every call.
+        let (tools, choice_notices) = self.sub_tools(&definition, &ctx);
+        let told = self.shared.not_told(&definition.name, choice_notices);
+        for notice in &told.notices {
             tracing::warn!(agent_type = %definition.name, "{notice}");
         }
+        let mut notices = Vec::new();
         // The definition's permission mode, when it only restricts; the caller's otherwise.
         let permission = definition
             .permission_for(ctx.permission())
@@ -552,6 +616,10 @@ impl TypedTool for AgentTool {
             | Stop::Incomplete(_)) => Some(other.to_string()),
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        // The tool choice's notices first, as they were computed first.
+        let mut notices_given = told.keep();
+        notices_given.append(&mut notices);
+        let notices = notices_given;
         Ok(ToolResult::new(AgentOutput {
             status: if stopped.is_some() {
                 "stopped"

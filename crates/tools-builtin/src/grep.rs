@@ -169,6 +169,14 @@ pub struct GrepOutput {
     /// Toolwright addition; ripgrep warns that no files were searched).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unsearched_glob: Option<String>,
+    /// Set when a `type` was given and no file was searched, for another reason than an
+    /// [`anchored_glob`](Self::anchored_glob) (no file of that type under the path, or none
+    /// that a `glob` given too lets through, or all in ignored directories): the type, which
+    /// the result names with its globs (a Toolwright addition; ripgrep warns that no files
+    /// were searched). With a `glob` that picks files, [`unsearched_glob`](Self::unsearched_glob)
+    /// is set too, and the one note names both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsearched_type: Option<String>,
     /// Set when the search stopped at its time limit ([`DEFAULT_TIMEOUT`]), so that matches
     /// may be missing: the limit, in milliseconds (a Toolwright addition; Claude Code says
     /// "Ripgrep search timed out").
@@ -499,7 +507,21 @@ fn render(output: &GrepOutput) -> String {
              directory as `path` and a glob relative to it.]"
         ));
     }
-    if let Some(glob) = &output.unsearched_glob {
+    if let Some(file_type) = &output.unsearched_type {
+        let what = type_with_globs(file_type);
+        let what = match &output.unsearched_glob {
+            Some(glob) => format!(
+                "no file of type {what} matched the glob `{}`",
+                crate::glob::quoted(glob)
+            ),
+            None => format!("no file of type {what} was found"),
+        };
+        text.push_str(&format!(
+            "\n\n[No file was searched: {what}. Files that .gitignore, .ignore or .rgignore \
+             rules ignore are skipped; to search an ignored directory or file, give it as \
+             `path`.]"
+        ));
+    } else if let Some(glob) = &output.unsearched_glob {
         let glob = crate::glob::quoted(glob);
         text.push_str(&format!(
             "\n\n[No file was searched: no file matched the glob `{glob}`. Files that \
@@ -851,19 +873,138 @@ fn glob_overrides(
 }
 
 /// The file type matcher for `type`; the refusal, which quotes it ([`crate::glob::quoted`]),
-/// when ripgrep has no such type.
+/// when ripgrep has no such type: ripgrep's `unrecognized file type`, the types meant when
+/// some are close ([`types_meant`]), and what the known types look like.
 fn file_types(name: &str) -> Result<ignore::types::Types, String> {
     let mut builder = TypesBuilder::new();
     builder.add_defaults().select(name);
     builder.build().map_err(|e| {
-        let why = match e {
-            ignore::Error::UnrecognizedFileType(_) => "unrecognized file type".into(),
-            other => {
-                crate::glob::cut_text(&other.to_string(), crate::glob::REASON_CHARS).into_owned()
+        let quoted = crate::glob::quoted(name);
+        match e {
+            ignore::Error::UnrecognizedFileType(_) => {
+                let meant = types_meant(name);
+                let meant = if meant.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " Did you mean {}?",
+                        meant
+                            .iter()
+                            .map(|m| format!("`{m}`"))
+                            .collect::<Vec<_>>()
+                            .join(" or ")
+                    )
+                };
+                format!(
+                    "Invalid file type `{quoted}`: unrecognized file type.{meant} `type` takes \
+                     one of ripgrep's type names (as `rg --type-list` lists them), such as js, \
+                     ts, py, rust, go, java, c, cpp, md, json or yaml; for other files, give a \
+                     `glob` such as \"*.ext\"."
+                )
             }
-        };
-        format!("Invalid file type `{}`: {why}", crate::glob::quoted(name))
+            other => format!(
+                "Invalid file type `{quoted}`: {}",
+                crate::glob::cut_text(&other.to_string(), crate::glob::REASON_CHARS)
+            ),
+        }
     })
+}
+
+/// Longest `type` [`types_meant`] looks for a type meant by: longer ones are no misspelt
+/// type name, and comparing them costs for nothing.
+const MEANT_TYPE_CHARS: usize = 40;
+
+/// The known types an unknown `type` most likely meant, at most three: the one spelt the
+/// same but for case (`Rust`), those with a glob `*.<name>` (`rs` is `rust`'s extension),
+/// else the names one or two edits away (`rustt`, `pyy`).
+fn types_meant(name: &str) -> Vec<String> {
+    if name.chars().count() > MEANT_TYPE_CHARS {
+        return Vec::new();
+    }
+    let mut builder = TypesBuilder::new();
+    builder.add_defaults();
+    let defs = builder.definitions();
+    let lower = name.to_lowercase();
+    let mut meant: Vec<String> = Vec::new();
+    let add = |n: &str, meant: &mut Vec<String>| {
+        if meant.len() < 3 && !meant.iter().any(|m| m == n) {
+            meant.push(n.to_owned());
+        }
+    };
+    for def in &defs {
+        if def.name().to_lowercase() == lower {
+            add(def.name(), &mut meant);
+        }
+    }
+    let extension = format!("*.{lower}");
+    for def in &defs {
+        if def.globs().iter().any(|g| g.to_lowercase() == extension) {
+            add(def.name(), &mut meant);
+        }
+    }
+    if meant.is_empty() {
+        let most = if lower.chars().count() > 4 { 2 } else { 1 };
+        let mut close: Vec<(usize, &str)> = defs
+            .iter()
+            .filter_map(|def| {
+                let d = edit_distance(&lower, &def.name().to_lowercase());
+                (d <= most).then_some((d, def.name()))
+            })
+            .collect();
+        close.sort();
+        for (_, n) in close {
+            add(n, &mut meant);
+        }
+    }
+    meant
+}
+
+/// The Levenshtein distance of `a` and `b`, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                diagonal
+            } else {
+                1 + diagonal.min(above).min(row[j])
+            };
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+/// What the note of a search that found no file of the type `name` calls it: the type and
+/// its globs, cut after a few (`` `rust` (*.rs) ``).
+fn type_with_globs(name: &str) -> String {
+    const LISTED_GLOBS: usize = 6;
+    if name == "all" {
+        return "`all` (any type ripgrep knows)".to_owned();
+    }
+    let mut builder = TypesBuilder::new();
+    builder.add_defaults();
+    let quoted = crate::glob::quoted(name);
+    match builder.definitions().iter().find(|d| d.name() == name) {
+        Some(def) => {
+            let globs = def.globs();
+            let mut listed = globs
+                .iter()
+                .take(LISTED_GLOBS)
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(", ");
+            if globs.len() > LISTED_GLOBS {
+                listed.push_str(&format!(" and {} more", globs.len() - LISTED_GLOBS));
+            }
+            format!("`{quoted}` ({listed})")
+        }
+        None => format!("`{quoted}`"),
+    }
 }
 
 /// Counts what `rg -c` counts: matching lines, and in multiline mode each match (the
@@ -1164,6 +1305,9 @@ struct Found {
     /// Set when the walk searched no file though a `glob` that picks files was given, and no
     /// [`anchored_glob`](Self::anchored_glob) explains it ([`GrepOutput::unsearched_glob`]).
     glob_let_nothing_through: AtomicBool,
+    /// Set when the walk searched no file though a `type` was given, and no
+    /// [`anchored_glob`](Self::anchored_glob) explains it ([`GrepOutput::unsearched_type`]).
+    type_let_nothing_through: AtomicBool,
     /// When the search stops, with what it found.
     deadline: Instant,
     /// The time limit, for the note.
@@ -1184,6 +1328,7 @@ impl Found {
             searched_any: AtomicBool::new(false),
             anchored_glob: Mutex::default(),
             glob_let_nothing_through: AtomicBool::new(false),
+            type_let_nothing_through: AtomicBool::new(false),
             // A limit past what an `Instant` holds is the default one.
             deadline: started
                 .checked_add(limit)
@@ -1366,12 +1511,17 @@ fn walk(plan: &Plan, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), Too
         let stopped = found.timed_out.load(Ordering::Relaxed) || Instant::now() >= found.deadline;
         // Nothing searched (ripgrep warns then): said, with what may be why, when a glob
         // that picks files was given (one that only excludes, `!*.rs`, says what it left
-        // out itself).
+        // out itself), or a type.
         if !found.searched_any.load(Ordering::Relaxed) && !stopped {
             let anchored = anchored_elsewhere(&plan.root, &globs);
             if anchored.is_none() && globs.iter().any(|g| !g.starts_with('!')) {
                 found
                     .glob_let_nothing_through
+                    .store(true, Ordering::Relaxed);
+            }
+            if anchored.is_none() && plan.file_type.is_some() {
+                found
+                    .type_let_nothing_through
                     .store(true, Ordering::Relaxed);
             }
             *found
@@ -1425,6 +1575,11 @@ fn finish(plan: &Plan, found: &Found) -> Result<GrepOutput, ToolError> {
         .glob_let_nothing_through
         .load(Ordering::Relaxed)
         .then(|| plan.glob_text.clone().unwrap_or_default());
+    let unsearched_type = if found.type_let_nothing_through.load(Ordering::Relaxed) {
+        plan.file_type.clone()
+    } else {
+        None
+    };
     let mut found = std::mem::replace(
         &mut *found.hits.lock().unwrap_or_else(PoisonError::into_inner),
         Hits::new(plan),
@@ -1449,6 +1604,7 @@ fn finish(plan: &Plan, found: &Found) -> Result<GrepOutput, ToolError> {
         unreadable_count: 0,
         anchored_glob,
         unsearched_glob,
+        unsearched_type,
         timed_out_after_ms: timed_out,
     };
     out.unreadable_count = unreadable.count;

@@ -35,7 +35,11 @@
 //!
 //! A skill whose name (its directory's, or a command file's with its subdirectories) holds a
 //! control character or a line separator is skipped with a warning in the log: the listing
-//! gives each name on a line of its own, and a cloned repository names its skills.
+//! gives each name on a line of its own, and a cloned repository names its skills. What the
+//! listing says of a skill (its `description`, `when_to_use`, or its body's first line) is
+//! put on one line, and a control character in it that is not whitespace (an escape
+//! sequence's ESC, NUL, BEL, DEL, a C1 control) is shown as its escape, `\u{1b}`, never as
+//! itself.
 //!
 //! A SKILL.md (or a command file) is read into the conversation without a Read permission,
 //! so two kinds of skill are refused (and not listed): one whose file a Read deny rule covers
@@ -510,12 +514,35 @@ fn description_from_body(body: &str) -> Option<String> {
     Some(format!("{cut}..."))
 }
 
+/// `text` as the listing shows it: on one line, each run of whitespace (line breaks, tabs,
+/// carriage returns, the other whitespace controls) one space, and every other control
+/// character (an escape, NUL, BEL, DEL, a C1 control) shown as its visible escape
+/// (`\u{1b}`), never as itself: a cloned repository writes its skills' descriptions, and
+/// what the listing carries reaches the model (and a terminal that prints it) as written.
+fn listing_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        for c in word.chars() {
+            if c.is_control() {
+                out.extend(c.escape_unicode());
+            } else {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
 /// A skill's text in the listing, as Claude Code's `getCommandDescription` gives it: its
 /// `description` (else the first line of its body, [`description_from_body`]), then
-/// ` - ` and its `when_to_use` when it has one; on one line, cut at 250 characters (with
-/// `…`). Empty for a skill with none of them.
+/// ` - ` and its `when_to_use` when it has one; on one line ([`listing_text`]: control
+/// characters shown as escapes), cut at 250 characters (with `…`). Empty for a skill with
+/// none of them.
 fn listed_description(skill: &SkillInfo) -> String {
-    let one_line = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let one_line = listing_text;
     let description = skill
         .description
         .as_deref()
@@ -546,13 +573,13 @@ fn listed_description(skill: &SkillInfo) -> String {
 
 /// The skills `ctx` can load, as Claude Code lists them for its model: a line per skill
 /// with its name and what its listed description says of it (`description - when_to_use`,
-/// the first line of the body for a skill without a description; on one line, cut at 250
-/// characters), at most 100 skills; `None` when the Skill tool is not among `ctx`'s tools or
-/// there is no skill. A skill only the user may invoke (`disable-model-invocation`) is
-/// refused to the model, so it is not listed, nor is one a deny rule refuses (`Skill(name)`,
-/// `Skill(:*)`: judged as its call would be, by the session's permission engine, else by the
-/// context's deny rules); when deny rules refuse every skill there is, the listing says so
-/// instead. `toolwright serve` adds this to the Skill tool's description; the agent loop
+/// the first line of the body for a skill without a description; on one line, control
+/// characters shown as escapes, cut at 250 characters), at most 100 skills; `None` when the
+/// Skill tool is not among `ctx`'s tools or there is no skill. A skill only the user may
+/// invoke (`disable-model-invocation`) is refused to the model, so it is not listed, nor is
+/// one a deny rule refuses (`Skill(name)`, `Skill(:*)`: judged as its call would be, by the
+/// session's permission engine, else by the context's deny rules); when deny rules refuse
+/// every skill there is, the listing says so instead. `toolwright serve` adds this to the Skill tool's description; the agent loop
 /// gives it to its model as a reminder.
 pub fn skills_listing(ctx: &ToolUseContext) -> Option<String> {
     if !ctx.tools().iter().any(|t| t.name() == "Skill") {

@@ -410,8 +410,11 @@ impl RuleSet {
                 field: None,
             };
             // Claude Code's `Tool(param:value)` (2.1.178+): a deny or ask rule on one of the
-            // tool's top-level input fields matches a call whose field has that value.
-            if let (Some(c), ToolMatcher::Name(_)) = (&content, &rule.tool)
+            // tool's top-level input fields matches a call whose field has that value. On an
+            // MCP tool (`mcp__srv__tool(repo:secret-*)`) too: its name, which in a deny or
+            // ask rule also names a server called `srv__tool`, is matched as a bare one is.
+            if let (Some(c), ToolMatcher::Name(_) | ToolMatcher::NameOrMcpServer { .. }) =
+                (&content, &rule.tool)
                 && let Some(field) = crate::rule::field_rule(&tool_name, c)
             {
                 let own_reading = CONTENT_READING_TOOLS.contains(&tool_name.as_str());
@@ -463,6 +466,18 @@ impl RuleSet {
                         set.diagnostics.push(diag(
                             format!(
                                 "read two ways, both kept: as Claude Code's rule on the input's `{name}` field (every call that gives it) and as the legacy prefix rule for the {what} `{name}` (`{tool_name}({name} *)`)"
+                            ),
+                            false,
+                        ));
+                    }
+                    // The value is compared as written: spaces around it (`repo: x`) match
+                    // only a value with the same spaces, which the rule likely did not mean.
+                    if !own_reading && field.value.trim() != field.value {
+                        set.diagnostics.push(diag(
+                            format!(
+                                "the value is compared exactly, spaces included: this rule matches only a `{name}` of `{}` with those spaces (write `{tool_name}({name}:{})` for the value without them)",
+                                field.value,
+                                field.value.trim()
                             ),
                             false,
                         ));
@@ -533,13 +548,12 @@ impl RuleSet {
                     )),
                     n => {
                         if !COMMAND_OR_NAME_TOOLS.contains(&n) && miscapitalised_tool(n).is_none() {
-                            // Claude Code's `Tool(param:value)` form (2.1.178+): matched
-                            // against one input field. Not supported: only a tool that gives a
-                            // command or a name as its permission subject is matched with
-                            // content, and no MCP tool does.
+                            // Content that is no `Tool(param:value)` (read above): only a tool
+                            // that gives a command or a name as its permission subject is
+                            // matched with other content, and no MCP tool does.
                             set.diagnostics.push(diag(
-                                if n.starts_with("mcp__") {
-                                    format!("`{n}(param:value)` rules are not supported: MCP tools are matched by name only, so this rule does nothing (write `{n}` for the whole tool)")
+                                if crate::rule::is_mcp_tool_name(n) {
+                                    format!("an MCP tool's rule content must be `FIELD:VALUE` (a top-level input field: 1 to 64 letters, digits, `_`, `.` or `-`; `*` in VALUE for any characters): this content names no field, so this rule does nothing (write `{n}` for the whole tool)")
                                 } else {
                                     format!("`Tool(param:value)` rules are not supported, and no built-in tool named `{n}` takes rule content: this rule does nothing (unless the tool gives a command or a name to match)")
                                 },

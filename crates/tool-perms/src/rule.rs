@@ -235,9 +235,19 @@ pub struct FieldRule {
 
 /// The `Tool(param:value)` reading of rule content `content` on tool `tool_name`: `Some`
 /// when the text before its first `:` is one of that tool's top-level input fields
-/// ([`TOOL_INPUT_FIELDS`]), written exactly.
+/// ([`TOOL_INPUT_FIELDS`]), written exactly. On an MCP tool (`tool_name` is
+/// `mcp__<server>__<tool>`, [`is_mcp_tool_name`]), whose fields its server decides, any
+/// property name the model can be given ([`is_mcp_field_name`]) is a field, and none is
+/// primary: an MCP tool's rules have no content of their own that would stand for it.
 pub fn field_rule(tool_name: &str, content: &str) -> Option<FieldRule> {
     let (field, value) = content.split_once(':')?;
+    if is_mcp_tool_name(tool_name) {
+        return is_mcp_field_name(field).then(|| FieldRule {
+            field: field.to_owned(),
+            value: value.to_owned(),
+            primary: false,
+        });
+    }
     let (_, fields) = TOOL_INPUT_FIELDS
         .iter()
         .find(|(tool, _)| *tool == tool_name)?;
@@ -246,6 +256,26 @@ pub fn field_rule(tool_name: &str, content: &str) -> Option<FieldRule> {
         value: value.to_owned(),
         primary: PRIMARY_INPUT_FIELDS.contains(&field),
     })
+}
+
+/// Whether `name` names one MCP tool, `mcp__<server>__<tool>`: a non-empty server and tool
+/// part and no `*` (a name pattern is not one tool).
+pub fn is_mcp_tool_name(name: &str) -> bool {
+    name.strip_prefix("mcp__")
+        .and_then(|rest| rest.split_once("__"))
+        .is_some_and(|(server, tool)| !server.is_empty() && !tool.is_empty())
+        && !name.contains('*')
+}
+
+/// Whether `name` can be a top-level property of an MCP tool's input as the model sends
+/// it: 1 to 64 ASCII letters, digits, `_`, `.` or `-`, the names the Messages API takes in
+/// a tool's input schema (tools-mcp gives a server's property of any other name a new name
+/// of this kind for the model, which is the name the call's input then has).
+pub fn is_mcp_field_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
 impl FieldRule {
@@ -374,7 +404,28 @@ mod tests {
         assert!(wildcard_matches("**", ""));
         assert!(field_rule("Bash", "command:rm*").unwrap().primary);
         assert_eq!(field_rule("Bash", "git:*"), None);
-        assert_eq!(field_rule("mcp__gh__x", "owner:prod"), None);
+        // An MCP tool's fields are its server's: any name the model can be given, none
+        // of them primary (its rules have no content of their own).
+        let mcp = field_rule("mcp__gh__x", "owner:prod").unwrap();
+        assert_eq!((mcp.field.as_str(), mcp.value.as_str()), ("owner", "prod"));
+        assert!(!field_rule("mcp__fs__read", "path:/etc/*").unwrap().primary);
+        assert_eq!(
+            field_rule("mcp__gh__x", "repo:a:b").map(|r| r.value),
+            Some("a:b".to_owned())
+        );
+        for content in ["prod", ":prod", "the owner:prod", "$filter:x", "*:x"] {
+            assert_eq!(field_rule("mcp__gh__x", content), None, "{content}");
+        }
+        // Not one MCP tool: a server-wide name or a pattern.
+        for name in [
+            "mcp__gh",
+            "mcp__gh__",
+            "mcp____x",
+            "mcp__gh__*",
+            "mcp__*__x",
+        ] {
+            assert_eq!(field_rule(name, "owner:prod"), None, "{name}");
+        }
     }
 
     #[test]

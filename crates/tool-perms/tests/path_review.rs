@@ -868,19 +868,23 @@ async fn rules_naming_the_directory_itself() {
     assert!(w.iter().any(|w| w.contains("matches nothing")), "{w:?}");
 }
 
-/// `Tool(param:value)` rules on a tool without a permission subject are not supported: a
-/// warning says the rule does nothing.
+/// Rule content that a tool without a permission subject cannot match is said to do
+/// nothing: on an MCP tool, content that names no input field (`FIELD:VALUE`, which is
+/// matched since review 32: `tests/review32_rules.rs`); on another tool, a field it does
+/// not have.
 #[tokio::test]
 async fn param_value_rules_warn() {
     let fx = Fixture::new();
-    let w = warnings(&fx, &["mcp__github__delete_repo(owner:prod)"], &[]);
+    let w = warnings(&fx, &["mcp__github__delete_repo(prod)"], &[]);
     assert!(
         w.iter()
-            .any(|w| w.starts_with("mcp__github__delete_repo(owner:prod)")
-                && w.contains("not supported")
+            .any(|w| w.starts_with("mcp__github__delete_repo(prod)")
+                && w.contains("names no field")
                 && w.contains("does nothing")),
         "{w:?}"
     );
+    let w = warnings(&fx, &["mcp__github__delete_repo(owner:prod)"], &[]);
+    assert!(w.is_empty(), "{w:?}");
     let w = warnings(&fx, &["TodoWrite(status:done)"], &[]);
     assert!(w.iter().any(|w| w.contains("not supported")), "{w:?}");
     // Content rules of tools that have a subject are not warned about.

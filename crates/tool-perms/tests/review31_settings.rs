@@ -274,8 +274,9 @@ async fn a_field_rule_that_is_also_a_prefix_rule_is_read_both_ways() {
 /// A field rule on the field the tool's rules already match (`Bash(command:rm*)`,
 /// `Read(file_path:/etc/*)`), which Claude Code ignores, does nothing: a warning in a file,
 /// an error in a value given on the command line (the deny meant would not hold), as is a
-/// deny that does nothing on an MCP tool. A field rule in an allow list, which Claude Code
-/// reads in deny and ask lists only, is a warning.
+/// deny that does nothing on an MCP tool (content naming no field: `mcp__gh__delete(prod)`).
+/// A field rule in an allow list, which Claude Code reads in deny and ask lists only, is a
+/// warning.
 #[test]
 fn field_rules_that_do_nothing_are_said_and_stop_an_inline_value() {
     let fx = Fixture::new();
@@ -304,7 +305,7 @@ fn field_rules_that_do_nothing_are_said_and_stop_an_inline_value() {
         "{}",
         found[0]
     );
-    for rule in ["Bash(command:rm*)", "mcp__gh__delete(owner:prod)"] {
+    for rule in ["Bash(command:rm*)", "mcp__gh__delete(prod)"] {
         let errors = inline_errors(&json!({"permissions": {"deny": [rule]}}));
         assert!(
             errors.len() == 1

@@ -25,8 +25,7 @@ async fn reports_of(command: &str) -> Vec<Value> {
     tool.call(input, ctx, ProgressSender::new("toolu_1", sink))
         .await
         .unwrap();
-    let reports = reports.lock().unwrap().clone();
-    reports
+    reports.lock().unwrap().clone()
 }
 
 #[tokio::test]

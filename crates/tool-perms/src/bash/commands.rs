@@ -707,7 +707,8 @@ fn table_path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         // beside it): each file its own use ([`file_uses`]).
         // Programs whose files are named by options of their own (`openssl -in F -out G`,
         // `cpp IN OUT`, `xmllint --output F`, `uudecode -o F`, `rename FROM TO FILES`, the
-        // binutils that rewrite objects and archives): each file its own use.
+        // binutils that rewrite objects and archives, `ld -o`, `as -o`, `gpg -o`, `mktemp`,
+        // `fallocate`, `cpio -O`, `sqlite3 DB`): each file its own use.
         _ if file_uses::is_interpreter(name)
             || file_uses::is_rewriter(name)
             || file_uses::is_compressor(name)
@@ -3272,7 +3273,8 @@ fn test_is_read_only(args: &[Word]) -> bool {
 /// Whether `words` (wrappers already stripped) is a built-in read-only command: one that
 /// changes nothing, judged by its name, subcommand and flags. Options that write or run a
 /// program are refused in every spelling getopt accepts (bundled short options,
-/// abbreviated long ones).
+/// abbreviated long ones). git is not read-only while the environment the command inherits
+/// holds one of [`GIT_ENVIRONMENT`] ([`inherited_git_variable`]).
 pub fn is_read_only(words: &[Word]) -> bool {
     let Some(name) = words.first().and_then(val) else {
         return false;
@@ -3381,9 +3383,60 @@ pub fn is_read_only(words: &[Word]) -> bool {
         "hostname" => args.is_empty(),
         "env" => args.is_empty(),
         "sed" => sed::is_read_only_sed(&args),
-        "git" => git_read_only(&args),
+        // Not with a variable in the environment the command inherits that sends git to
+        // another repository or configuration, or makes it run a program.
+        "git" => git_read_only(&args) && inherited_git_variable().is_none(),
         _ => false,
     }
+}
+
+/// git's environment variables that make it work on another repository than the one its
+/// directory is in (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_COMMON_DIR`, `GIT_INDEX_FILE`, …), whose
+/// configuration (and the programs it names: `core.fsmonitor`, `diff.external`) the
+/// read-only check does not read; read another configuration (`GIT_CONFIG_GLOBAL`,
+/// `GIT_CONFIG_COUNT`, `GIT_CONFIG_PARAMETERS`, …); or run a program (`GIT_EXEC_PATH`,
+/// `GIT_EXTERNAL_DIFF`, `GIT_SSH_COMMAND`, `GIT_ASKPASS`, …). Not the pager and editor
+/// variables (`GIT_PAGER`, `PAGER`, `GIT_EDITOR`): a read-only command opens no editor, and
+/// the Bash tool runs it with no terminal, where git starts no pager.
+pub const GIT_ENVIRONMENT: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_INDEX_FILE",
+    "GIT_CONFIG",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_EXEC_PATH",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_PROXY_COMMAND",
+    "GIT_ASKPASS",
+];
+
+/// The first of [`GIT_ENVIRONMENT`] set (not empty) in this process's environment, which
+/// every command the Bash tool runs inherits: with one, no git command is read-only
+/// ([`is_read_only`]; it asks, and plan mode refuses it). Read at each check, as the engine
+/// reads the environment for git's other checks. A value that changes nothing git reads or
+/// runs is left out: `GIT_CONFIG_GLOBAL`/`GIT_CONFIG_SYSTEM` of `/dev/null`,
+/// `GIT_CONFIG_COUNT` of `0`. (Run from a git hook, which sets `GIT_DIR` or
+/// `GIT_INDEX_FILE`, git is therefore never read-only.) What the command line itself sets
+/// (`GIT_DIR=… git log`, `export GIT_DIR=…; git log`) is another check's: an assignment
+/// makes the line ask on its own.
+pub fn inherited_git_variable() -> Option<&'static str> {
+    GIT_ENVIRONMENT.iter().copied().find(|name| {
+        std::env::var_os(name).is_some_and(|v| {
+            let v = v.to_string_lossy();
+            let harmless = v.is_empty()
+                || (matches!(*name, "GIT_CONFIG_GLOBAL" | "GIT_CONFIG_SYSTEM") && v == "/dev/null")
+                || (*name == "GIT_CONFIG_COUNT" && v.trim() == "0");
+            !harmless
+        })
+    })
 }
 
 /// Whether `words` (a read-only command, wrappers stripped) stays read-only whatever

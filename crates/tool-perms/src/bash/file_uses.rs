@@ -2,7 +2,9 @@
 //! `wget`, `tar`, `patch`, `dd`, `unzip`, `split`, `csplit`, `gzip` (and `xz`, `lzma`,
 //! `bzip2`, `zstd`, `lz4`, `brotli`), `scp`, `zip`, editors
 //! (`vim -S SCRIPT FILE`), interpreters (`python SCRIPT ARGS`, `perl -i`, `make -f F`),
-//! in-place rewriters (`sponge`, `dos2unix`, `gofmt -w`, `black`, `chattr`), and git's
+//! in-place rewriters (`sponge`, `dos2unix`, `gofmt -w`, `black`, `chattr`), programs that
+//! name their files by options of their own (`openssl`, `cc -o`, `ld -o`, `as -o`, `gpg -o`,
+//! `mktemp`, `fallocate`, `cpio -O`, `sqlite3 DB`), and git's
 //! `config`, `init`, `clone`, `mv`, `rm`, `checkout`, `restore`, `checkout-index`,
 //! `merge-file`, the message files of `commit`/`tag`/`notes`/`merge -F`, and the work tree
 //! `clean`, `reset --hard`, `stash`, `apply`, `am`, `merge`, `pull`, `rebase`,
@@ -5424,6 +5426,20 @@ enum Converter {
     Ar,
     /// `ranlib ARCHIVES`.
     Ranlib,
+    /// `ld [-o F] FILES` (and `ld.bfd`, `ld.gold`, `ld.lld`).
+    Ld,
+    /// `as [-o F] FILES`.
+    As,
+    /// `gpg -o F --decrypt FILE`, `gpg -e FILE` (and `gpg2`); `gpgv SIG [DATA]`.
+    Gpg { verify_only: bool },
+    /// `mktemp [-d] [-p DIR] [TEMPLATE]`.
+    Mktemp,
+    /// `fallocate -l LEN FILE`.
+    Fallocate,
+    /// `cpio -o -O F`, `cpio -i -F F`, `cpio -p DIR`.
+    Cpio,
+    /// `sqlite3 [OPTIONS] DB [SQL]`.
+    Sqlite,
 }
 
 fn converter_kind(name: &str) -> Option<Converter> {
@@ -5451,13 +5467,22 @@ fn converter_kind(name: &str) -> Option<Converter> {
         "strip" => Converter::Strip,
         "ar" => Converter::Ar,
         "ranlib" => Converter::Ranlib,
+        "ld" | "ld.bfd" | "ld.gold" | "ld.lld" => Converter::Ld,
+        "as" => Converter::As,
+        "gpg" | "gpg2" => Converter::Gpg { verify_only: false },
+        "gpgv" | "gpgv2" => Converter::Gpg { verify_only: true },
+        "mktemp" => Converter::Mktemp,
+        "fallocate" => Converter::Fallocate,
+        "cpio" => Converter::Cpio,
+        "sqlite3" => Converter::Sqlite,
         _ => return None,
     })
 }
 
 /// Whether `name` names its files by options of its own, which [`file_uses`] reads:
-/// `rename`, `openssl`, `uudecode`, `cpp` and the C compilers, `xmllint`, and the binutils
-/// that write objects and archives (`objcopy`, `strip`, `ar`, `ranlib`).
+/// `rename`, `openssl`, `uudecode`, `cpp` and the C compilers, `xmllint`, the binutils
+/// that write objects and archives (`objcopy`, `strip`, `ar`, `ranlib`), the linker and the
+/// assembler (`ld`, `as`), `gpg`, `mktemp`, `fallocate`, `cpio` and `sqlite3`.
 pub fn is_converter(name: &str) -> bool {
     converter_kind(name).is_some()
 }
@@ -5474,6 +5499,13 @@ fn converter(name: &str, words: &[Word]) -> Option<FileUses> {
         Converter::Strip => strip(words),
         Converter::Ar => ar(words),
         Converter::Ranlib => ranlib(words),
+        Converter::Ld => gnu_tool(words, false),
+        Converter::As => gnu_tool(words, true),
+        Converter::Gpg { verify_only } => gpg(verify_only, words),
+        Converter::Mktemp => mktemp(words),
+        Converter::Fallocate => fallocate(words),
+        Converter::Cpio => cpio(words),
+        Converter::Sqlite => sqlite3(words),
     })
 }
 
@@ -7452,6 +7484,1499 @@ fn ar(words: &[Word]) -> FileUses {
     out
 }
 
+// ─── The linker and the assembler ─────────────────────────────────────────────────────
+
+/// What an option of `ld` or `as` is. Both read their options with `getopt_long_only`: a
+/// long option takes one dash or two (`-shared`, `--shared`, `-Map=F`), and a word with one
+/// dash that names no long option is a bundle of short ones (`-osecrets/x` is `-o
+/// secrets/x`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gnu {
+    /// A flag.
+    Flag,
+    /// Takes a value that names no file (`-e SYMBOL`, `-L DIR`, `-l NAME`, `--defsym S=V`).
+    Value,
+    /// Takes a value only after `=` (`--build-id=sha1`), or none.
+    Optional,
+    /// The rest of its word is its own (as's `-march=…`, `-O2`): no value from the next word.
+    Rest,
+    /// `-o FILE`: the output.
+    Output,
+    /// Takes a file it reads (`-T SCRIPT`, `--version-script F`).
+    Reads,
+    /// Takes a file it writes (`-Map F`, `--MD F`).
+    Writes,
+    /// Takes a program or a plugin it runs or loads (`-plugin F`).
+    Runs,
+    /// as's `-a[cdghlmns][=FILE]`: a listing, written to FILE when one is given.
+    Listing,
+    /// Prints and exits (`--version`, `--help`): no output file.
+    Exits,
+}
+
+/// ld's long options (GNU ld, gold and lld take these spellings).
+const LD_LONG: &[(&str, Gnu)] = {
+    use Gnu::*;
+    &[
+        ("output", Output),
+        ("script", Reads),
+        ("dT", Reads),
+        ("default-script", Reads),
+        ("mri-script", Reads),
+        ("version-script", Reads),
+        ("dynamic-list", Reads),
+        ("export-dynamic-symbol-list", Reads),
+        ("just-symbols", Reads),
+        ("retain-symbols-file", Reads),
+        ("section-ordering-file", Reads),
+        ("Map", Writes),
+        ("dependency-file", Writes),
+        ("out-implib", Writes),
+        ("plugin", Runs),
+        ("error-handling-script", Runs),
+        ("architecture", Value),
+        ("format", Value),
+        ("oformat", Value),
+        ("entry", Value),
+        ("auxiliary", Value),
+        ("filter", Value),
+        ("gpsize", Value),
+        ("soname", Value),
+        ("library", Value),
+        ("library-path", Value),
+        ("undefined", Value),
+        ("require-defined", Value),
+        ("trace-symbol", Value),
+        ("defsym", Value),
+        ("dynamic-linker", Value),
+        ("sysroot", Value),
+        ("rpath", Value),
+        ("rpath-link", Value),
+        ("image-base", Value),
+        ("section-start", Value),
+        ("Tbss", Value),
+        ("Tdata", Value),
+        ("Ttext", Value),
+        ("Ttext-segment", Value),
+        ("Trodata-segment", Value),
+        ("Tldata-segment", Value),
+        ("wrap", Value),
+        ("exclude-libs", Value),
+        ("exclude-symbols", Value),
+        ("export-dynamic-symbol", Value),
+        ("plugin-opt", Value),
+        ("hash-style", Value),
+        ("hash-size", Value),
+        ("sort-section", Value),
+        ("unresolved-symbols", Value),
+        ("spare-dynamic-tags", Value),
+        ("audit", Value),
+        ("depaudit", Value),
+        ("assert", Value),
+        ("package-metadata", Value),
+        ("thread-count", Value),
+        ("orphan-handling", Value),
+        ("init", Value),
+        ("fini", Value),
+        ("heap", Value),
+        ("stack", Value),
+        ("subsystem", Value),
+        ("section-alignment", Value),
+        ("file-alignment", Value),
+        ("ignore-unresolved-symbol", Value),
+        ("build-id", Optional),
+        ("compress-debug-sections", Optional),
+        ("sort-common", Optional),
+        ("split-by-file", Optional),
+        ("split-by-reloc", Optional),
+        ("unique", Optional),
+        ("verbose", Optional),
+        ("demangle", Optional),
+        ("threads", Optional),
+        ("ctf-share-types", Optional),
+        ("version", Exits),
+        ("help", Exits),
+        ("target-help", Exits),
+        ("Bstatic", Flag),
+        ("Bdynamic", Flag),
+        ("Bsymbolic", Flag),
+        ("Bsymbolic-functions", Flag),
+        ("Bno-symbolic", Flag),
+        ("Bgroup", Flag),
+        ("Bshareable", Flag),
+        ("dc", Flag),
+        ("dp", Flag),
+        ("dy", Flag),
+        ("dn", Flag),
+        ("shared", Flag),
+        ("static", Flag),
+        ("call_shared", Flag),
+        ("non_shared", Flag),
+        ("pie", Flag),
+        ("pic-executable", Flag),
+        ("no-pie", Flag),
+        ("relocatable", Flag),
+        ("Ur", Flag),
+        ("Qy", Flag),
+        ("EB", Flag),
+        ("EL", Flag),
+        ("strip-all", Flag),
+        ("strip-debug", Flag),
+        ("strip-discarded", Flag),
+        ("no-strip-discarded", Flag),
+        ("discard-all", Flag),
+        ("discard-locals", Flag),
+        ("discard-none", Flag),
+        ("export-dynamic", Flag),
+        ("no-export-dynamic", Flag),
+        ("as-needed", Flag),
+        ("no-as-needed", Flag),
+        ("add-needed", Flag),
+        ("no-add-needed", Flag),
+        ("copy-dt-needed-entries", Flag),
+        ("no-copy-dt-needed-entries", Flag),
+        ("whole-archive", Flag),
+        ("no-whole-archive", Flag),
+        ("start-group", Flag),
+        ("end-group", Flag),
+        ("start-lib", Flag),
+        ("end-lib", Flag),
+        ("push-state", Flag),
+        ("pop-state", Flag),
+        ("gc-sections", Flag),
+        ("no-gc-sections", Flag),
+        ("print-gc-sections", Flag),
+        ("no-print-gc-sections", Flag),
+        ("gc-keep-exported", Flag),
+        ("eh-frame-hdr", Flag),
+        ("no-eh-frame-hdr", Flag),
+        ("no-undefined", Flag),
+        ("allow-multiple-definition", Flag),
+        ("allow-shlib-undefined", Flag),
+        ("no-allow-shlib-undefined", Flag),
+        ("undefined-version", Flag),
+        ("no-undefined-version", Flag),
+        ("default-symver", Flag),
+        ("default-imported-symver", Flag),
+        ("no-warn-mismatch", Flag),
+        ("no-warn-search-mismatch", Flag),
+        ("warn-common", Flag),
+        ("warn-constructors", Flag),
+        ("warn-multiple-gp", Flag),
+        ("warn-once", Flag),
+        ("warn-section-align", Flag),
+        ("warn-textrel", Flag),
+        ("no-warn-textrel", Flag),
+        ("warn-execstack", Flag),
+        ("no-warn-execstack", Flag),
+        ("warn-rwx-segments", Flag),
+        ("no-warn-rwx-segments", Flag),
+        ("warn-alternate-em", Flag),
+        ("no-warnings", Flag),
+        ("fatal-warnings", Flag),
+        ("no-fatal-warnings", Flag),
+        ("trace", Flag),
+        ("cref", Flag),
+        ("print-map", Flag),
+        ("print-map-discarded", Flag),
+        ("no-print-map-discarded", Flag),
+        ("print-map-locals", Flag),
+        ("no-print-map-locals", Flag),
+        ("print-memory-usage", Flag),
+        ("print-output-format", Flag),
+        ("print-sysroot", Flag),
+        ("stats", Flag),
+        ("no-keep-memory", Flag),
+        ("no-demangle", Flag),
+        ("relax", Flag),
+        ("no-relax", Flag),
+        ("emit-relocs", Flag),
+        ("omagic", Flag),
+        ("no-omagic", Flag),
+        ("nmagic", Flag),
+        ("traditional-format", Flag),
+        ("check-sections", Flag),
+        ("no-check-sections", Flag),
+        ("define-common", Flag),
+        ("no-define-common", Flag),
+        ("ld-generated-unwind-info", Flag),
+        ("no-ld-generated-unwind-info", Flag),
+        ("accept-unknown-input-arch", Flag),
+        ("no-accept-unknown-input-arch", Flag),
+        ("enable-new-dtags", Flag),
+        ("disable-new-dtags", Flag),
+        ("error-unresolved-symbols", Flag),
+        ("warn-unresolved-symbols", Flag),
+        ("reduce-memory-overheads", Flag),
+        ("large-address-aware", Flag),
+        ("dynamic-list-data", Flag),
+        ("dynamic-list-cpp-new", Flag),
+        ("dynamic-list-cpp-typeinfo", Flag),
+        ("noinhibit-exec", Flag),
+        ("nostdlib", Flag),
+        ("no-dynamic-linker", Flag),
+        ("ctf-variables", Flag),
+        ("no-ctf-variables", Flag),
+        ("enable-non-contiguous-regions", Flag),
+        ("enable-linker-version", Flag),
+        ("disable-linker-version", Flag),
+        ("rosegment", Flag),
+        ("no-rosegment", Flag),
+        ("no-threads", Flag),
+        ("gdb-index", Flag),
+        ("no-gdb-index", Flag),
+        ("color-diagnostics", Optional),
+        ("no-color-diagnostics", Flag),
+    ]
+};
+
+/// ld's short options.
+const LD_SHORT: &[(char, Gnu)] = {
+    use Gnu::*;
+    &[
+        ('o', Output),
+        ('T', Reads),
+        ('c', Reads),
+        ('R', Reads),
+        ('A', Value),
+        ('a', Value),
+        ('b', Value),
+        ('e', Value),
+        ('f', Value),
+        ('F', Value),
+        ('G', Value),
+        ('h', Value),
+        ('I', Value),
+        ('l', Value),
+        ('L', Value),
+        ('m', Value),
+        ('O', Value),
+        ('P', Value),
+        ('u', Value),
+        ('y', Value),
+        ('Y', Value),
+        ('z', Value),
+        ('d', Flag),
+        ('E', Flag),
+        ('g', Flag),
+        ('i', Flag),
+        ('M', Flag),
+        ('n', Flag),
+        ('N', Flag),
+        ('q', Flag),
+        ('r', Flag),
+        ('s', Flag),
+        ('S', Flag),
+        ('t', Flag),
+        ('v', Flag),
+        ('V', Flag),
+        ('w', Flag),
+        ('x', Flag),
+        ('X', Flag),
+        ('(', Flag),
+        (')', Flag),
+    ]
+};
+
+/// as's long options (GNU as; the machine's own are `-m…`).
+const AS_LONG: &[(&str, Gnu)] = {
+    use Gnu::*;
+    &[
+        ("MD", Writes),
+        ("itbl", Reads),
+        ("defsym", Value),
+        ("debug-prefix-map", Value),
+        ("hash-size", Optional),
+        ("listing-lhs-width", Optional),
+        ("listing-lhs-width2", Optional),
+        ("listing-rhs-width", Optional),
+        ("listing-cont-lines", Optional),
+        ("size-check", Optional),
+        ("elf-stt-common", Optional),
+        ("generate-missing-build-notes", Optional),
+        ("compress-debug-sections", Optional),
+        ("gdwarf-cie-version", Optional),
+        ("multibyte-handling", Optional),
+        ("nocompress-debug-sections", Flag),
+        ("statistics", Flag),
+        ("strip-local-absolute", Flag),
+        ("traditional-format", Flag),
+        ("warn", Flag),
+        ("no-warn", Flag),
+        ("fatal-warnings", Flag),
+        ("keep-locals", Flag),
+        ("mri", Flag),
+        ("alternate", Flag),
+        ("execstack", Flag),
+        ("noexecstack", Flag),
+        ("reduce-memory-overheads", Flag),
+        ("sectname-subst", Flag),
+        ("gen-debug", Flag),
+        ("gstabs", Flag),
+        ("gstabs+", Flag),
+        ("gdwarf-2", Flag),
+        ("gdwarf-3", Flag),
+        ("gdwarf-4", Flag),
+        ("gdwarf-5", Flag),
+        ("gdwarf-sections", Flag),
+        ("gcodeview", Flag),
+        ("gsframe", Flag),
+        ("no-pad-sections", Flag),
+        ("info", Flag),
+        ("32", Flag),
+        ("64", Flag),
+        ("x32", Flag),
+        ("divide", Flag),
+        ("version", Exits),
+        ("help", Exits),
+        ("target-help", Exits),
+        ("dump-config", Exits),
+    ]
+};
+
+/// as's short options.
+const AS_SHORT: &[(char, Gnu)] = {
+    use Gnu::*;
+    &[
+        ('o', Output),
+        ('a', Listing),
+        ('I', Value),
+        ('m', Rest),
+        ('O', Rest),
+        ('Q', Rest),
+        ('D', Flag),
+        ('f', Flag),
+        ('g', Flag),
+        ('J', Flag),
+        ('K', Flag),
+        ('k', Flag),
+        ('L', Flag),
+        ('M', Flag),
+        ('n', Flag),
+        ('q', Flag),
+        ('R', Flag),
+        ('s', Flag),
+        ('v', Flag),
+        ('V', Flag),
+        ('W', Flag),
+        ('w', Flag),
+        ('x', Flag),
+        ('Z', Flag),
+    ]
+};
+
+/// The files of the linker (`ld`, `ld.bfd`, `ld.gold`, `ld.lld`) or the assembler (`as`):
+/// their input files are read (and a response file `@F`, whose options cannot be worked out),
+/// and so are the scripts and lists their options name (`-T SCRIPT`, `--version-script F`,
+/// `-R F`); `-o F` is written, or else `a.out` in the working directory (ld only when it is
+/// given inputs: `-l NAME` counts; as reads its input when it has no file), and so are the
+/// files other options name (`-Map F`, `--dependency-file F`, as's `--MD F` and `-al=F`). A
+/// plugin (`-plugin F`) or a script ld runs is a use that cannot be worked out, as is an
+/// option the table does not know. `--version` and `--help` write nothing.
+fn gnu_tool(words: &[Word], assembler: bool) -> FileUses {
+    let (tool, long, short) = if assembler {
+        ("as", AS_LONG, AS_SHORT)
+    } else {
+        ("ld", LD_LONG, LD_SHORT)
+    };
+    let mut out = FileUses::default();
+    let mut output: Option<Word> = None;
+    let mut inputs: Vec<Word> = Vec::new();
+    let mut libraries = false;
+    let mut exits = false;
+    let mut options = true;
+    let mut iter = words.iter().skip(1);
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            if super::commands::is_surely_operand(w) {
+                inputs.push(w.clone());
+            } else {
+                out.unknown(format!("what {tool} does with the computed word {}", w.raw));
+            }
+            continue;
+        };
+        if !options || v == "-" || !v.starts_with('-') {
+            if !response_file(&mut out, w, tool) {
+                inputs.push(whole(w));
+            }
+            continue;
+        }
+        if v == "--" {
+            options = false;
+            continue;
+        }
+        let double = v.starts_with("--");
+        let body = if double { &v[2..] } else { &v[1..] };
+        let (name, inline) = match body.split_once('=') {
+            Some((n, value)) => (n, Some(value)),
+            None => (body, None),
+        };
+        // A long option by its whole name, or (with two dashes) by the one it abbreviates.
+        let found = long
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|l| l.1)
+            .or_else(|| {
+                let mut matches = long.iter().filter(|(n, _)| double && n.starts_with(name));
+                let first = matches.next()?;
+                matches.all(|m| m.1 == first.1).then_some(first.1)
+            });
+        if let Some(kind) = found.filter(|_| !name.is_empty()) {
+            let value = match kind {
+                Gnu::Value | Gnu::Output | Gnu::Reads | Gnu::Writes | Gnu::Runs => match inline {
+                    Some(value) => Some(path(value, w)),
+                    None => iter.next().map(whole),
+                },
+                _ => None,
+            };
+            gnu_option(&mut out, tool, kind, value, &mut output, &mut exits);
+            libraries |= matches!(name, "library");
+            continue;
+        }
+        if double {
+            out.unknown(format!("what {tool} does with the option {v}"));
+            continue;
+        }
+        // A bundle of short options: the first that takes a value takes the rest of the
+        // word, else the next word.
+        for (at, c) in body.char_indices() {
+            let rest = &body[at + c.len_utf8()..];
+            match short.iter().find(|(s, _)| *s == c).map(|s| s.1) {
+                Some(Gnu::Flag) => {}
+                Some(Gnu::Exits) => exits = true,
+                Some(Gnu::Rest | Gnu::Optional) => break,
+                Some(Gnu::Listing) => {
+                    if let Some((_, file)) = rest.split_once('=') {
+                        out.file(&path(file, w), PathUse::Write);
+                    }
+                    break;
+                }
+                Some(kind) => {
+                    let value = if rest.is_empty() {
+                        iter.next().map(whole)
+                    } else {
+                        Some(path(rest, w))
+                    };
+                    libraries |= c == 'l';
+                    gnu_option(&mut out, tool, kind, value, &mut output, &mut exits);
+                    break;
+                }
+                None => {
+                    out.unknown(format!("what {tool} does with the option -{c} in {v}"));
+                    break;
+                }
+            }
+        }
+    }
+    for w in &inputs {
+        out.file(w, PathUse::Read);
+    }
+    match output {
+        Some(o) => out.file(&o, PathUse::Write),
+        None if exits => {}
+        None if assembler || libraries || !inputs.is_empty() => out.write(literal("a.out")),
+        None => {}
+    }
+    out
+}
+
+/// What one option of `ld` or `as` ([`gnu_tool`]) does with its value.
+fn gnu_option(
+    out: &mut FileUses,
+    tool: &str,
+    kind: Gnu,
+    value: Option<Word>,
+    output: &mut Option<Word>,
+    exits: &mut bool,
+) {
+    let missing = || unknown(format!("a value missing after an option of {tool}"));
+    match kind {
+        Gnu::Output => *output = Some(value.unwrap_or_else(missing)),
+        Gnu::Reads => out.file(&value.unwrap_or_else(missing), PathUse::Read),
+        Gnu::Writes => out.file(&value.unwrap_or_else(missing), PathUse::Write),
+        Gnu::Runs => out.unknown(format!(
+            "what the program or plugin {} that {tool} loads does",
+            value.map_or_else(|| "(missing)".to_owned(), |w| w.raw)
+        )),
+        Gnu::Exits => *exits = true,
+        Gnu::Flag | Gnu::Value | Gnu::Optional | Gnu::Rest | Gnu::Listing => {}
+    }
+}
+
+// ─── gpg ───────────────────────────────────────────────────────────────────────────────
+
+/// What a gpg option is: a command (what its operands are, where its output goes), or an
+/// option naming a file or a program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gpg {
+    Other,
+    /// `-o FILE`, `--output FILE`.
+    Output,
+    /// A file it reads (`--passphrase-file F`, `-f F`, `--options F`).
+    Reads,
+    /// A file it writes (`--status-file F`, `--log-file F`).
+    Writes,
+    /// A file or directory it reads and updates (`--homedir D`, `--keyring F`).
+    Keeps,
+    /// A program it runs (`--photo-viewer CMD`, `--agent-program F`, `show-photos`).
+    Runs,
+    /// `--use-embedded-filename`: writes the file the message names.
+    Embedded,
+    /// A command that writes beside each file it is given without `-o`: `FILE.gpg` (or
+    /// `.asc` when armored): `-e`, `-s`, `-c`, `--store`, `--dearmor`, `--enarmor`.
+    Beside,
+    /// `-b`: `FILE.sig` (or `.asc`).
+    Detach,
+    /// `--clear-sign`: `FILE.asc`.
+    Clear,
+    /// `--decrypt-files`: each file without its extension.
+    Stripped,
+    /// A command that reads the files it is given and writes only to `-o` or standard
+    /// output (`-d`, `--import`, `--list-packets`).
+    ReadsOperands,
+    /// `--verify SIG [DATA]`: reads them (a detached signature's data file too).
+    Verify,
+    /// `--print-md ALGO FILES`.
+    PrintMd,
+    /// A command whose operands are key names, not files (`--list-keys`, `--export`).
+    Names,
+}
+
+const GPG_TABLE: &[Spec<Gpg>] = {
+    use Gpg::*;
+    &[
+        // Commands.
+        ("sign", Some('s'), false, Beside),
+        ("encrypt", Some('e'), false, Beside),
+        ("encrypt-files", None, false, Beside),
+        ("symmetric", Some('c'), false, Beside),
+        ("store", None, false, Beside),
+        ("enarmor", None, false, Beside),
+        ("dearmor", None, false, Beside),
+        ("detach-sign", Some('b'), false, Detach),
+        ("clear-sign", None, false, Clear),
+        ("clearsign", None, false, Clear),
+        ("decrypt-files", None, false, Stripped),
+        ("decrypt", Some('d'), false, ReadsOperands),
+        ("import", None, false, ReadsOperands),
+        ("fast-import", None, false, ReadsOperands),
+        ("show-keys", None, false, ReadsOperands),
+        ("list-packets", None, false, ReadsOperands),
+        ("import-ownertrust", None, false, ReadsOperands),
+        ("generate-key", None, false, ReadsOperands),
+        ("gen-key", None, false, ReadsOperands),
+        ("verify", None, false, Verify),
+        ("verify-files", None, false, Verify),
+        ("print-md", None, false, PrintMd),
+        ("print-mds", None, false, ReadsOperands),
+        ("list-keys", Some('k'), false, Names),
+        ("list-public-keys", None, false, Names),
+        ("list-secret-keys", Some('K'), false, Names),
+        ("list-signatures", None, false, Names),
+        ("list-sigs", None, false, Names),
+        ("check-signatures", None, false, Names),
+        ("check-sigs", None, false, Names),
+        ("fingerprint", None, false, Names),
+        ("locate-keys", None, false, Names),
+        ("locate-external-keys", None, false, Names),
+        ("export", None, false, Names),
+        ("export-secret-keys", None, false, Names),
+        ("export-secret-subkeys", None, false, Names),
+        ("export-ssh-key", None, false, Names),
+        ("export-ownertrust", None, false, Names),
+        ("send-keys", None, false, Names),
+        ("receive-keys", None, false, Names),
+        ("recv-keys", None, false, Names),
+        ("refresh-keys", None, false, Names),
+        ("search-keys", None, false, Names),
+        ("fetch-keys", None, false, Names),
+        ("delete-keys", None, false, Names),
+        ("delete-secret-keys", None, false, Names),
+        ("delete-secret-and-public-keys", None, false, Names),
+        ("quick-generate-key", None, false, Names),
+        ("quick-gen-key", None, false, Names),
+        ("quick-add-uid", None, false, Names),
+        ("quick-revoke-uid", None, false, Names),
+        ("quick-set-primary-uid", None, false, Names),
+        ("quick-add-key", None, false, Names),
+        ("quick-revoke-sig", None, false, Names),
+        ("quick-sign-key", None, false, Names),
+        ("quick-lsign-key", None, false, Names),
+        ("quick-set-expire", None, false, Names),
+        ("sign-key", None, false, Names),
+        ("lsign-key", None, false, Names),
+        ("edit-key", None, false, Names),
+        ("passwd", None, false, Names),
+        ("change-passphrase", None, false, Names),
+        ("full-generate-key", None, false, Names),
+        ("full-gen-key", None, false, Names),
+        ("generate-revocation", None, false, Names),
+        ("gen-revoke", None, false, Names),
+        ("generate-designated-revocation", None, false, Names),
+        ("desig-revoke", None, false, Names),
+        ("update-trustdb", None, false, Names),
+        ("check-trustdb", None, false, Names),
+        ("fix-trustdb", None, false, Names),
+        ("card-edit", None, false, Names),
+        ("edit-card", None, false, Names),
+        ("card-status", None, false, Names),
+        ("change-pin", None, false, Names),
+        ("tofu-policy", None, false, Names),
+        ("version", None, false, Names),
+        ("help", Some('h'), false, Names),
+        ("warranty", None, false, Names),
+        ("list-config", None, false, Names),
+        ("gpgconf-list", None, false, Names),
+        ("gpgconf-test", None, false, Names),
+        ("gen-random", None, false, Names),
+        ("gen-prime", None, false, Names),
+        ("dump-options", None, false, Names),
+        // Options that name files or programs.
+        ("output", Some('o'), true, Output),
+        ("recipient-file", Some('f'), true, Reads),
+        ("hidden-recipient-file", Some('F'), true, Reads),
+        ("passphrase-file", None, true, Reads),
+        ("options", None, true, Reads),
+        ("command-file", None, true, Reads),
+        ("status-file", None, true, Writes),
+        ("logger-file", None, true, Writes),
+        ("log-file", None, true, Writes),
+        ("attribute-file", None, true, Writes),
+        ("homedir", None, true, Keeps),
+        ("keyring", None, true, Keeps),
+        ("secret-keyring", None, true, Keeps),
+        ("primary-keyring", None, true, Keeps),
+        ("trustdb-name", None, true, Keeps),
+        ("photo-viewer", None, true, Runs),
+        ("agent-program", None, true, Runs),
+        ("dirmngr-program", None, true, Runs),
+        ("keyboxd-program", None, true, Runs),
+        ("exec-path", None, true, Runs),
+        ("show-photos", None, false, Runs),
+        ("use-embedded-filename", None, false, Embedded),
+        // Options whose value names no file.
+        ("recipient", Some('r'), true, Other),
+        ("hidden-recipient", Some('R'), true, Other),
+        ("local-user", Some('u'), true, Other),
+        ("compress-level", Some('z'), true, Other),
+        ("set-notation", Some('N'), true, Other),
+        ("default-key", None, true, Other),
+        ("default-recipient", None, true, Other),
+        ("encrypt-to", None, true, Other),
+        ("hidden-encrypt-to", None, true, Other),
+        ("try-secret-key", None, true, Other),
+        ("sender", None, true, Other),
+        ("group", None, true, Other),
+        ("ungroup", None, true, Other),
+        ("trust-model", None, true, Other),
+        ("trusted-key", None, true, Other),
+        ("cipher-algo", None, true, Other),
+        ("digest-algo", None, true, Other),
+        ("compress-algo", None, true, Other),
+        ("cert-digest-algo", None, true, Other),
+        ("aead-algo", None, true, Other),
+        ("s2k-cipher-algo", None, true, Other),
+        ("s2k-digest-algo", None, true, Other),
+        ("s2k-mode", None, true, Other),
+        ("s2k-count", None, true, Other),
+        ("bzip2-compress-level", None, true, Other),
+        ("passphrase", None, true, Other),
+        ("passphrase-fd", None, true, Other),
+        ("passphrase-repeat", None, true, Other),
+        ("pinentry-mode", None, true, Other),
+        ("command-fd", None, true, Other),
+        ("status-fd", None, true, Other),
+        ("logger-fd", None, true, Other),
+        ("attribute-fd", None, true, Other),
+        ("override-session-key", None, true, Other),
+        ("override-session-key-fd", None, true, Other),
+        ("keyserver", None, true, Other),
+        ("keyserver-options", None, true, Other),
+        ("import-options", None, true, Other),
+        ("export-options", None, true, Other),
+        ("list-options", None, true, Other),
+        ("verify-options", None, true, Other),
+        ("import-filter", None, true, Other),
+        ("export-filter", None, true, Other),
+        ("sig-notation", None, true, Other),
+        ("cert-notation", None, true, Other),
+        ("known-notation", None, true, Other),
+        ("set-policy-url", None, true, Other),
+        ("sig-policy-url", None, true, Other),
+        ("cert-policy-url", None, true, Other),
+        ("sig-keyserver-url", None, true, Other),
+        ("set-filename", None, true, Other),
+        ("set-filesize", None, true, Other),
+        ("comment", None, true, Other),
+        ("default-preference-list", None, true, Other),
+        ("default-keyserver-url", None, true, Other),
+        ("personal-cipher-preferences", None, true, Other),
+        ("personal-digest-preferences", None, true, Other),
+        ("personal-compress-preferences", None, true, Other),
+        ("personal-aead-preferences", None, true, Other),
+        ("auto-key-locate", None, true, Other),
+        ("default-cert-level", None, true, Other),
+        ("min-cert-level", None, true, Other),
+        ("completes-needed", None, true, Other),
+        ("marginals-needed", None, true, Other),
+        ("max-cert-depth", None, true, Other),
+        ("tofu-default-policy", None, true, Other),
+        ("compliance", None, true, Other),
+        ("faked-system-time", None, true, Other),
+        ("weak-digest", None, true, Other),
+        ("disable-cipher-algo", None, true, Other),
+        ("disable-pubkey-algo", None, true, Other),
+        ("max-output", None, true, Other),
+        ("chunk-size", None, true, Other),
+        ("default-new-key-algo", None, true, Other),
+        ("default-sig-expire", None, true, Other),
+        ("default-cert-expire", None, true, Other),
+        ("request-origin", None, true, Other),
+        ("display-charset", None, true, Other),
+        ("charset", None, true, Other),
+        ("key-origin", None, true, Other),
+        ("keyid-format", None, true, Other),
+        ("min-rsa-length", None, true, Other),
+        ("limit-card-insert-tries", None, true, Other),
+        ("debug", None, true, Other),
+        ("debug-level", None, true, Other),
+        ("ttyname", None, true, Other),
+        ("ttytype", None, true, Other),
+        ("lc-ctype", None, true, Other),
+        ("lc-messages", None, true, Other),
+        ("xauthority", None, true, Other),
+        ("display", None, true, Other),
+        // Flags.
+        ("armor", Some('a'), false, Other),
+        ("textmode", Some('t'), false, Other),
+        ("verbose", Some('v'), false, Other),
+        ("quiet", Some('q'), false, Other),
+        ("dry-run", Some('n'), false, Other),
+        ("interactive", Some('i'), false, Other),
+        ("batch", None, false, Other),
+        ("yes", None, false, Other),
+        ("always-trust", None, false, Other),
+        ("expert", None, false, Other),
+        ("force-mdc", None, false, Other),
+        ("disable-mdc", None, false, Other),
+        ("use-agent", None, false, Other),
+        ("with-colons", None, false, Other),
+        ("with-fingerprint", None, false, Other),
+        ("with-subkey-fingerprint", None, false, Other),
+        ("with-keygrip", None, false, Other),
+        ("with-secret", None, false, Other),
+        ("with-key-data", None, false, Other),
+        ("with-sig-list", None, false, Other),
+        ("with-sig-check", None, false, Other),
+        ("with-wkd-hash", None, false, Other),
+        ("with-key-origin", None, false, Other),
+        ("with-tofu-info", None, false, Other),
+        ("fixed-list-mode", None, false, Other),
+        ("legacy-list-mode", None, false, Other),
+        ("list-only", None, false, Other),
+        ("ignore-time-conflict", None, false, Other),
+        ("ignore-valid-from", None, false, Other),
+        ("ignore-crc-error", None, false, Other),
+        ("ignore-mdc-error", None, false, Other),
+        ("throw-keyids", None, false, Other),
+        ("emit-version", None, false, Other),
+        ("escape-from-lines", None, false, Other),
+        ("not-dash-escaped", None, false, Other),
+        ("openpgp", None, false, Other),
+        ("rfc4880", None, false, Other),
+        ("rfc4880bis", None, false, Other),
+        ("rfc2440", None, false, Other),
+        ("pgp6", None, false, Other),
+        ("pgp7", None, false, Other),
+        ("pgp8", None, false, Other),
+        ("gnupg", None, false, Other),
+        ("de-vs", None, false, Other),
+        ("allow-non-selfsigned-uid", None, false, Other),
+        ("allow-freeform-uid", None, false, Other),
+        ("allow-weak-digest-algos", None, false, Other),
+        ("allow-old-cipher-algos", None, false, Other),
+        ("allow-weak-key-signatures", None, false, Other),
+        ("allow-secret-key-import", None, false, Other),
+        ("auto-key-retrieve", None, false, Other),
+        ("auto-key-import", None, false, Other),
+        ("require-cross-certification", None, false, Other),
+        ("lock-once", None, false, Other),
+        ("lock-multiple", None, false, Other),
+        ("lock-never", None, false, Other),
+        ("exit-on-status-write-error", None, false, Other),
+        ("auto-check-trustdb", None, false, Other),
+        ("show-session-key", None, false, Other),
+        ("show-notation", None, false, Other),
+        ("show-policy-url", None, false, Other),
+        ("show-keyring", None, false, Other),
+        ("ask-cert-level", None, false, Other),
+        ("ask-cert-expire", None, false, Other),
+        ("ask-sig-expire", None, false, Other),
+        ("disable-dirmngr", None, false, Other),
+        ("disable-large-rsa", None, false, Other),
+        ("enable-large-rsa", None, false, Other),
+        ("enable-dsa2", None, false, Other),
+        ("disable-dsa2", None, false, Other),
+        ("enable-progress-filter", None, false, Other),
+        ("utf8-strings", None, false, Other),
+        ("mangle-dos-filenames", None, false, Other),
+        ("multifile", None, false, Other),
+        ("full-timestrings", None, false, Other),
+        ("include-key-block", None, false, Other),
+        ("disable-signer-uid", None, false, Other),
+        ("symkey-cache", None, false, Other),
+        ("autostart", None, false, Other),
+        ("forbid-gen-key", None, false, Other),
+        ("require-compliance", None, false, Other),
+        ("literal", None, false, Other),
+        ("for-your-eyes-only", None, false, Other),
+        ("merge-only", None, false, Other),
+        ("try-all-secrets", None, false, Other),
+        ("default-recipient-self", None, false, Other),
+        ("honor-http-proxy", None, false, Other),
+        ("force-aead", None, false, Other),
+        ("force-ocb", None, false, Other),
+        ("force-sign-key", None, false, Other),
+        ("sk-comments", None, false, Other),
+        ("debug-all", None, false, Other),
+        ("debug-quick-random", None, false, Other),
+        ("no", None, false, Other),
+    ]
+};
+
+const GPG: Syntax<Gpg> = Syntax {
+    table: GPG_TABLE,
+    long_equals: true,
+    old_style: false,
+};
+
+/// `name` without the extension gpg takes off when it decrypts into a file (`m.gpg` is
+/// `m`); `None` when it has none of them.
+fn gpg_stripped(name: &str) -> Option<&str> {
+    [".gpg", ".pgp", ".asc", ".sig"]
+        .iter()
+        .find_map(|ext| name.strip_suffix(ext))
+        .filter(|s| !s.is_empty() && !s.ends_with('/'))
+}
+
+/// The files `gpg` (or `gpgv`, `verify`) reads and writes: `-o F` is written; its operands
+/// are files read, except for the commands whose operands are key names (`--list-keys`,
+/// `--export`, `--edit-key`: [`Gpg::Names`]); without `-o`, the commands that write beside
+/// their files write `F.gpg` and `F.asc` (`-e`, `-s`, `-c`), `F.sig` and `F.asc` (`-b`),
+/// `F.asc` (`--clear-sign`), and decrypting without a command (`gpg F.gpg`) or with
+/// `--decrypt-files` writes F without its extension (a name gpg asks for when it has none:
+/// not worked out). The files its options name are each of their own use (`--passphrase-file
+/// F` read, `--status-file F` written, `--homedir D` and `--keyring F` read and updated).
+/// A program it runs (`--photo-viewer`, `--agent-program`), a message's own file name
+/// (`--use-embedded-filename`) and an option the table does not know cannot be worked out.
+/// Its configuration (`gpg.conf` in the home directory, which `GNUPGHOME` moves) is not read.
+fn gpg(verify_only: bool, words: &[Word]) -> FileUses {
+    let parsed = parse(words, &GPG);
+    let mut out = FileUses::default();
+    let mut output: Option<&Word> = None;
+    let mut commands: Vec<Gpg> = Vec::new();
+    let mut operands: Vec<&Word> = Vec::new();
+    for item in &parsed.items {
+        match item {
+            Item::Unknown(what) => out.unknown(format!("what gpg does with {what}")),
+            Item::Operand(w) => operands.push(w),
+            Item::Opt(Gpg::Output, Some(w)) => {
+                out.file(w, PathUse::Write);
+                output = Some(w);
+            }
+            Item::Opt(Gpg::Reads, Some(w)) => out.file(w, PathUse::Read),
+            Item::Opt(Gpg::Writes, Some(w)) => out.file(w, PathUse::Write),
+            Item::Opt(Gpg::Keeps, Some(w)) => {
+                out.file(w, PathUse::Read);
+                out.file(w, PathUse::Write);
+            }
+            Item::Opt(Gpg::Runs, w) => out.unknown(format!(
+                "what the program {} gpg runs does",
+                w.as_ref()
+                    .map_or("its configuration names", |w| w.raw.as_str())
+            )),
+            Item::Opt(Gpg::Embedded, _) => {}
+            Item::Opt(
+                k @ (Gpg::Beside
+                | Gpg::Detach
+                | Gpg::Clear
+                | Gpg::Stripped
+                | Gpg::ReadsOperands
+                | Gpg::Verify
+                | Gpg::PrintMd
+                | Gpg::Names),
+                _,
+            ) => commands.push(*k),
+            Item::Opt(..) | Item::Off(_) => {}
+        }
+    }
+    if parsed.is_on(Gpg::Embedded, None) {
+        out.unknown("the file the message names, which `--use-embedded-filename` writes".into());
+    }
+    if verify_only {
+        commands = vec![Gpg::Verify];
+    }
+    // Key names only: no file among the operands.
+    if !commands.is_empty() && commands.iter().all(|c| *c == Gpg::Names) {
+        return out;
+    }
+    let skip = usize::from(commands.contains(&Gpg::PrintMd));
+    let files: Vec<&Word> = operands.into_iter().skip(skip).collect();
+    for w in &files {
+        out.file(w, PathUse::Read);
+    }
+    // A detached signature alone: its data is the file without the extension.
+    if commands.contains(&Gpg::Verify)
+        && let [sig] = files.as_slice()
+        && let Some(data) = sig.value.as_deref().and_then(gpg_stripped)
+    {
+        out.file(&path(data, sig), PathUse::Read);
+    }
+    if output.is_some() {
+        return out;
+    }
+    let mut extensions: Vec<&str> = Vec::new();
+    for c in &commands {
+        let more: &[&str] = match c {
+            Gpg::Beside => &[".gpg", ".asc"],
+            Gpg::Detach => &[".sig", ".asc"],
+            Gpg::Clear => &[".asc"],
+            _ => &[],
+        };
+        for ext in more {
+            if !extensions.contains(ext) {
+                extensions.push(ext);
+            }
+        }
+    }
+    let stripped =
+        extensions.is_empty() && (commands.is_empty() || commands.contains(&Gpg::Stripped));
+    for w in files {
+        if w.value.as_deref() == Some("-") {
+            continue;
+        }
+        match w.value.as_deref() {
+            Some(v) if !extensions.is_empty() => {
+                for ext in &extensions {
+                    out.file(&path(format!("{v}{ext}"), w), PathUse::Write);
+                }
+            }
+            Some(v) if stripped => match gpg_stripped(v) {
+                Some(name) => out.file(&path(name, w), PathUse::Write),
+                None => out.unknown(format!("the file gpg names after {}", w.raw)),
+            },
+            Some(_) => {}
+            None if !extensions.is_empty() || stripped => {
+                out.unknown(format!("the file gpg writes beside {}", w.raw));
+            }
+            None => {}
+        }
+    }
+    out
+}
+
+// ─── mktemp, fallocate ─────────────────────────────────────────────────────────────────
+
+/// What a mktemp option is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mktemp {
+    Other,
+    /// `-u`: makes nothing, only prints a name.
+    DryRun,
+    /// `-p DIR`, `--tmpdir[=DIR]`: the template is under DIR (else `$TMPDIR`, else `/tmp`).
+    TmpDir,
+    /// `-t`: the template is under `$TMPDIR` (else the `-p` DIR, else `/tmp`).
+    InTmp,
+    /// `--suffix=SUFF`: appended to the name.
+    Suffix,
+}
+
+const MKTEMP: Syntax<Mktemp> = Syntax {
+    table: &[
+        ("directory", Some('d'), false, Mktemp::Other),
+        ("dry-run", Some('u'), false, Mktemp::DryRun),
+        ("quiet", Some('q'), false, Mktemp::Other),
+        ("suffix", None, true, Mktemp::Suffix),
+        // `--tmpdir` takes its value only after `=`; `-p` takes the next word.
+        ("tmpdir", None, false, Mktemp::TmpDir),
+        ("", Some('p'), true, Mktemp::TmpDir),
+        ("", Some('t'), false, Mktemp::InTmp),
+        ("help", None, false, Mktemp::Other),
+        ("version", None, false, Mktemp::Other),
+    ],
+    long_equals: true,
+    old_style: false,
+};
+
+/// The directory temporary files go to by default: `$TMPDIR` as the command will inherit it
+/// (this process's environment; one set on the line makes the files unknown,
+/// [`config_variables`]), else `/tmp`.
+fn default_tmpdir() -> Word {
+    let dir = std::env::var("TMPDIR")
+        .ok()
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| "/tmp".to_owned());
+    literal(&dir)
+}
+
+/// The file (or directory, `-d`) `mktemp [OPTIONS] [TEMPLATE]` creates, written: TEMPLATE
+/// as given (its `X`s taken as written: the name they become is not known, so a rule naming
+/// one file may be reached by chance only), under the `-p`/`--tmpdir` directory when one is
+/// given, `tmp.XXXXXXXXXX` under `$TMPDIR` (or `/tmp`) without a template. `-u` creates
+/// nothing.
+fn mktemp(words: &[Word]) -> FileUses {
+    let parsed = parse(words, &MKTEMP);
+    let mut out = FileUses::default();
+    let mut dry_run = false;
+    let mut in_tmp = false;
+    let mut tmpdir: Option<Option<Word>> = None;
+    let mut suffix: Option<&Word> = None;
+    let mut templates: Vec<Word> = Vec::new();
+    for item in &parsed.items {
+        match item {
+            Item::Unknown(what) => out.unknown(format!("what mktemp does with {what}")),
+            Item::Operand(w) => templates.push(w.clone()),
+            Item::Opt(Mktemp::DryRun, _) => dry_run = true,
+            Item::Opt(Mktemp::InTmp, _) => in_tmp = true,
+            Item::Opt(Mktemp::TmpDir, value) => {
+                tmpdir = Some(value.clone().filter(|v| v.value.as_deref() != Some("")));
+            }
+            Item::Opt(Mktemp::Suffix, value) => suffix = value.as_ref(),
+            Item::Opt(..) | Item::Off(_) => {}
+        }
+    }
+    if dry_run {
+        return out;
+    }
+    let under_dir = tmpdir.is_some() || in_tmp || templates.is_empty();
+    let dir = under_dir.then(|| {
+        let given = tmpdir.clone().flatten();
+        match (in_tmp, given) {
+            // `-t`: `$TMPDIR` first.
+            (true, given) => match std::env::var("TMPDIR").ok().filter(|d| !d.is_empty()) {
+                Some(env) => literal(&env),
+                None => given.unwrap_or_else(|| literal("/tmp")),
+            },
+            (false, Some(given)) => given,
+            (false, None) => default_tmpdir(),
+        }
+    });
+    if templates.is_empty() {
+        templates.push(literal("tmp.XXXXXXXXXX"));
+    }
+    for t in &templates {
+        let at = word_under(dir.as_ref(), t);
+        let at = match (suffix, at.value.as_deref()) {
+            (None, _) => at,
+            (Some(s), Some(v)) => match s.value.as_deref() {
+                Some(sv) => settled(format!("{v}{sv}"), &at),
+                None => unknown(format!("{} with the computed suffix {}", at.raw, s.raw)),
+            },
+            (Some(_), None) => at,
+        };
+        out.file(&at, PathUse::Write);
+    }
+    out
+}
+
+/// fallocate's options: none names a file.
+const FALLOCATE: Syntax<()> = Syntax {
+    table: &[
+        ("collapse-range", Some('c'), false, ()),
+        ("dig-holes", Some('d'), false, ()),
+        ("insert-range", Some('i'), false, ()),
+        ("length", Some('l'), true, ()),
+        ("keep-size", Some('n'), false, ()),
+        ("offset", Some('o'), true, ()),
+        ("punch-hole", Some('p'), false, ()),
+        ("zero-range", Some('z'), false, ()),
+        ("write-zeroes", Some('w'), false, ()),
+        ("posix", Some('x'), false, ()),
+        ("verbose", Some('v'), false, ()),
+        ("help", Some('h'), false, ()),
+        ("version", Some('V'), false, ()),
+    ],
+    long_equals: true,
+    old_style: false,
+};
+
+/// `fallocate [OPTIONS] FILE`: FILE is written (made, grown, or holes punched in it).
+fn fallocate(words: &[Word]) -> FileUses {
+    let mut out = FileUses::default();
+    for item in parse(words, &FALLOCATE).items {
+        match item {
+            Item::Unknown(what) => out.unknown(format!("what fallocate does with {what}")),
+            Item::Operand(w) => out.file(&w, PathUse::Write),
+            Item::Opt(..) | Item::Off(_) => {}
+        }
+    }
+    out
+}
+
+// ─── cpio ──────────────────────────────────────────────────────────────────────────────
+
+/// What a cpio option is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cpio {
+    Other,
+    /// `-o`: archives the files named on its input.
+    Create,
+    /// `-i`: extracts the archive.
+    Extract,
+    /// `-p DIR`: copies the files named on its input into DIR.
+    Pass,
+    /// `-t`: lists the archive.
+    List,
+    /// `-F ARCHIVE`: the archive, read or written by the mode.
+    Archive,
+    /// `-O ARCHIVE`: the archive written.
+    Output,
+    /// `-I ARCHIVE`: the archive read.
+    Input,
+    /// `-D DIR`: works there.
+    Directory,
+    /// A file it reads (`-E F`, `--rename-batch-file F`).
+    Reads,
+    /// `--rsh-command CMD`: a program it runs.
+    Runs,
+    /// `--absolute-filenames`: members keep their `/`.
+    Absolute,
+    /// `--to-stdout`: extracts to standard output.
+    ToStdout,
+    /// `-r`: each member renamed as typed.
+    Rename,
+    /// `-A`: appends to the archive (read and written).
+    Append,
+}
+
+const CPIO: Syntax<Cpio> = Syntax {
+    table: &[
+        ("create", Some('o'), false, Cpio::Create),
+        ("extract", Some('i'), false, Cpio::Extract),
+        ("pass-through", Some('p'), false, Cpio::Pass),
+        ("list", Some('t'), false, Cpio::List),
+        ("file", Some('F'), true, Cpio::Archive),
+        ("", Some('O'), true, Cpio::Output),
+        ("", Some('I'), true, Cpio::Input),
+        ("directory", Some('D'), true, Cpio::Directory),
+        ("pattern-file", Some('E'), true, Cpio::Reads),
+        ("rename-batch-file", None, true, Cpio::Reads),
+        ("rsh-command", None, true, Cpio::Runs),
+        ("absolute-filenames", None, false, Cpio::Absolute),
+        ("to-stdout", None, false, Cpio::ToStdout),
+        ("rename", Some('r'), false, Cpio::Rename),
+        ("append", Some('A'), false, Cpio::Append),
+        ("format", Some('H'), true, Cpio::Other),
+        ("message", Some('M'), true, Cpio::Other),
+        ("io-size", Some('C'), true, Cpio::Other),
+        ("owner", Some('R'), true, Cpio::Other),
+        ("block-size", None, true, Cpio::Other),
+        ("warning", Some('W'), true, Cpio::Other),
+        ("no-absolute-filenames", None, false, Cpio::Other),
+        ("reset-access-time", Some('a'), false, Cpio::Other),
+        ("swap", Some('b'), false, Cpio::Other),
+        ("", Some('B'), false, Cpio::Other),
+        ("", Some('c'), false, Cpio::Other),
+        ("make-directories", Some('d'), false, Cpio::Other),
+        ("nonmatching", Some('f'), false, Cpio::Other),
+        ("dereference", Some('L'), false, Cpio::Other),
+        ("link", Some('l'), false, Cpio::Other),
+        ("preserve-modification-time", Some('m'), false, Cpio::Other),
+        ("numeric-uid-gid", Some('n'), false, Cpio::Other),
+        ("swap-bytes", Some('s'), false, Cpio::Other),
+        ("swap-halfwords", Some('S'), false, Cpio::Other),
+        ("unconditional", Some('u'), false, Cpio::Other),
+        ("verbose", Some('v'), false, Cpio::Other),
+        ("dot", Some('V'), false, Cpio::Other),
+        ("null", Some('0'), false, Cpio::Other),
+        ("only-verify-crc", None, false, Cpio::Other),
+        ("quiet", None, false, Cpio::Other),
+        ("sparse", None, false, Cpio::Other),
+        ("no-preserve-owner", None, false, Cpio::Other),
+        ("force-local", None, false, Cpio::Other),
+        ("device-independent", None, false, Cpio::Other),
+        ("reproducible", None, false, Cpio::Other),
+        ("ignore-devno", None, false, Cpio::Other),
+        ("renumber-inodes", None, false, Cpio::Other),
+        ("extract-over-symlinks", None, false, Cpio::Other),
+        ("help", None, false, Cpio::Other),
+        ("usage", None, false, Cpio::Other),
+        ("version", None, false, Cpio::Other),
+    ],
+    long_equals: true,
+    old_style: false,
+};
+
+/// The files of `cpio`: `-o` reads the files named on its input (which cannot be checked)
+/// and writes the archive (`-O F`, `-F F`, else standard output; `-A` reads it too); `-i`
+/// reads the archive (`-I F`, `-F F`, else its input) and writes its members into the
+/// working directory (or `-D DIR`), names only the archive knows (its operands are patterns),
+/// unless `-t` only lists them or `--to-stdout` prints them; `-p DIR` copies the files named
+/// on its input into DIR. With `-D DIR`, an archive named relative may be opened there too:
+/// both are checked. `--absolute-filenames`, `-r`, `--rsh-command` and an option the table
+/// does not know are uses that cannot be worked out.
+fn cpio(words: &[Word]) -> FileUses {
+    let parsed = parse(words, &CPIO);
+    let mut out = FileUses::default();
+    let mut mode: Option<Cpio> = None;
+    let mut list = false;
+    let mut archives: Vec<(&Word, Option<PathUse>)> = Vec::new();
+    let mut dir: Option<&Word> = None;
+    let mut operands: Vec<&Word> = Vec::new();
+    let (mut absolute, mut to_stdout, mut rename, mut append) = (false, false, false, false);
+    for item in &parsed.items {
+        match item {
+            Item::Unknown(what) => out.unknown(format!("what cpio does with {what}")),
+            Item::Operand(w) => operands.push(w),
+            Item::Opt(m @ (Cpio::Create | Cpio::Extract | Cpio::Pass), _) => mode = Some(*m),
+            Item::Opt(Cpio::List, _) => list = true,
+            Item::Opt(Cpio::Archive, Some(w)) => archives.push((w, None)),
+            Item::Opt(Cpio::Output, Some(w)) => archives.push((w, Some(PathUse::Write))),
+            Item::Opt(Cpio::Input, Some(w)) => archives.push((w, Some(PathUse::Read))),
+            Item::Opt(Cpio::Directory, Some(w)) => dir = Some(w),
+            Item::Opt(Cpio::Reads, Some(w)) => out.file(w, PathUse::Read),
+            Item::Opt(Cpio::Runs, w) => out.unknown(format!(
+                "what the program {} cpio runs does",
+                w.as_ref().map_or("(missing)", |w| w.raw.as_str())
+            )),
+            Item::Opt(Cpio::Absolute, _) => absolute = true,
+            Item::Opt(Cpio::ToStdout, _) => to_stdout = true,
+            Item::Opt(Cpio::Rename, _) => rename = true,
+            Item::Opt(Cpio::Append, _) => append = true,
+            Item::Opt(..) | Item::Off(_) => {}
+        }
+    }
+    // `-t` alone is `-i -t`.
+    let mode = match mode {
+        None if list => Some(Cpio::Extract),
+        m => m,
+    };
+    // An archive named relative, checked where cpio starts and under `-D DIR`.
+    let archive = |out: &mut FileUses, w: &Word, use_: PathUse| {
+        out.file(w, use_);
+        if dir.is_some() {
+            out.file(&word_under(dir, w), use_);
+        }
+    };
+    let named_on_input = || unknown("the files named on the input of cpio");
+    match mode {
+        Some(Cpio::Create) => {
+            for (w, use_) in &archives {
+                if append || *use_ == Some(PathUse::Read) {
+                    archive(&mut out, w, PathUse::Read);
+                }
+                if *use_ != Some(PathUse::Read) {
+                    archive(&mut out, w, PathUse::Write);
+                }
+            }
+            out.files.push((named_on_input(), PathUse::Read));
+        }
+        Some(Cpio::Extract) => {
+            for (w, use_) in &archives {
+                archive(&mut out, w, use_.unwrap_or(PathUse::Read));
+            }
+            if !list && !to_stdout {
+                if absolute {
+                    out.unknown(
+                        "the members of the archive, which keep their absolute names".into(),
+                    );
+                }
+                if rename {
+                    out.unknown("the names each member is given at the terminal".into());
+                }
+                out.fill_in(dir);
+            }
+        }
+        Some(Cpio::Pass) => {
+            out.files.push((named_on_input(), PathUse::Read));
+            for d in &operands {
+                out.fill(word_under(dir, d));
+            }
+        }
+        _ => {
+            for (w, use_) in &archives {
+                archive(&mut out, w, use_.unwrap_or(PathUse::Read));
+            }
+        }
+    }
+    out
+}
+
+// ─── sqlite3 ───────────────────────────────────────────────────────────────────────────
+
+/// The database file a sqlite3 FILENAME names, and whether it is opened read-only by its
+/// URI: `None` for an in-memory or temporary one (`:memory:`, `""`, `file::memory:`,
+/// `?mode=memory`), the path of a `file:` URI (its `%XX` escapes decoded), else the word.
+fn sqlite_database(w: &Word) -> Option<(Word, bool)> {
+    let v = w.value.as_deref()?;
+    if v.is_empty() || v == ":memory:" {
+        return None;
+    }
+    let Some(uri) = v.strip_prefix("file:") else {
+        return Some((w.clone(), false));
+    };
+    let (path_part, query) = match uri.split_once('?') {
+        Some((p, q)) => (p, q.split('#').next().unwrap_or(q)),
+        None => (uri.split('#').next().unwrap_or(uri), ""),
+    };
+    let params: Vec<(&str, &str)> = query.split('&').filter_map(|p| p.split_once('=')).collect();
+    if params.iter().any(|(k, v)| *k == "mode" && *v == "memory") {
+        return None;
+    }
+    // `file://localhost/abs`, `file:///abs`: the authority dropped.
+    let path_part = match path_part.strip_prefix("//") {
+        Some(rest) => match rest.find('/') {
+            Some(at) => &rest[at..],
+            None => "",
+        },
+        None => path_part,
+    };
+    if path_part.is_empty() || path_part == ":memory:" {
+        return None;
+    }
+    let read_only = params
+        .iter()
+        .any(|(k, v)| (*k == "mode" && *v == "ro") || (*k == "immutable" && *v == "1"));
+    let decoded = percent_decoded_path(path_part);
+    Some(match decoded {
+        Some(p) => (path(p, w), read_only),
+        None => (
+            unknown(format!("the database the URI {} names", w.raw)),
+            read_only,
+        ),
+    })
+}
+
+/// `sqlite3 [OPTIONS] [FILENAME [SQL…]]`: FILENAME, the database, is opened read-write
+/// (created when missing), or read with `-readonly`, `-deserialize` or a read-only URI;
+/// `-init F` reads F. Options take one dash or two and may follow FILENAME; the words after
+/// FILENAME are SQL. `-A` (an archive command, which may extract files) and an option the
+/// table does not know are uses that cannot be worked out. What the SQL or the dot-commands
+/// of its input open themselves (`ATTACH`, `.output F`, `.read F`) is not worked out, as an
+/// interpreter's code is not.
+fn sqlite3(words: &[Word]) -> FileUses {
+    const FLAGS: &[&str] = &[
+        "append",
+        "ascii",
+        "bail",
+        "batch",
+        "box",
+        "column",
+        "csv",
+        "echo",
+        "header",
+        "noheader",
+        "help",
+        "html",
+        "interactive",
+        "json",
+        "line",
+        "list",
+        "markdown",
+        "memtrace",
+        "pcachetrace",
+        "nofollow",
+        "no-rowid-in-view",
+        "quote",
+        "safe",
+        "stats",
+        "table",
+        "tabs",
+        "tsv",
+        "utf8",
+        "version",
+        "zip",
+        "multiplex",
+        "unsafe-testing",
+    ];
+    const VALUES: &[&str] = &[
+        "cmd",
+        "separator",
+        "newline",
+        "nullvalue",
+        "maxsize",
+        "mmap",
+        "nonce",
+        "vfs",
+        "heap",
+        "sorterref",
+        "threadsafe",
+        "escape",
+    ];
+    const TWO_VALUES: &[&str] = &["lookaside", "pagecache"];
+    let mut out = FileUses::default();
+    let mut database: Option<&Word> = None;
+    let mut read_only = false;
+    let mut options = true;
+    let mut iter = words.iter().skip(1);
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            if database.is_none() {
+                if super::commands::is_surely_operand(w) {
+                    database = Some(w);
+                } else {
+                    out.unknown(format!(
+                        "what sqlite3 does with the computed word {}",
+                        w.raw
+                    ));
+                }
+            }
+            continue;
+        };
+        if options && v == "--" {
+            options = false;
+            continue;
+        }
+        if !options || !v.starts_with('-') || v == "-" {
+            if database.is_none() {
+                database = Some(w);
+            }
+            continue;
+        }
+        let name = v.strip_prefix("--").unwrap_or(&v[1..]);
+        match name {
+            "readonly" | "deserialize" => read_only = true,
+            "init" => match iter.next() {
+                Some(f) => out.file(&whole(f), PathUse::Read),
+                None => out.unknown("the file `-init` names, missing".into()),
+            },
+            _ if name.starts_with('A') => {
+                out.unknown("what the archive command of `sqlite3 -A` writes".into());
+                break;
+            }
+            _ if VALUES.contains(&name) => {
+                iter.next();
+            }
+            _ if TWO_VALUES.contains(&name) => {
+                iter.next();
+                iter.next();
+            }
+            _ if FLAGS.contains(&name) => {}
+            _ => out.unknown(format!("what sqlite3 does with the option {v}")),
+        }
+    }
+    if let Some(w) = database {
+        let w = if w.value.is_some() {
+            whole(w)
+        } else {
+            w.clone()
+        };
+        match sqlite_database(&w) {
+            Some((db, ro)) => {
+                let use_ = if read_only || ro {
+                    PathUse::Read
+                } else {
+                    PathUse::Write
+                };
+                out.file(&db, use_);
+            }
+            None if w.value.is_none() => out.unknown(format!("the database {}", w.raw)),
+            None => {}
+        }
+    }
+    out
+}
+
 /// An environment variable that changes what a command writes or reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConfigVariable {
@@ -7522,7 +9047,12 @@ pub fn config_variables(name: &str) -> &'static [ConfigVariable] {
         var("GCC_EXEC_PREFIX", true),
         var("COMPILER_PATH", true),
     ];
+    // Where mktemp makes its file by default; where gpg keeps its keys and configuration.
+    const MKTEMP_VARS: &[ConfigVariable] = &[var("TMPDIR", false)];
+    const GPG_VARS: &[ConfigVariable] = &[var("GNUPGHOME", false)];
     match name {
+        "mktemp" => MKTEMP_VARS,
+        "gpg" | "gpg2" | "gpgv" | "gpgv2" => GPG_VARS,
         "curl" => CURL_VARS,
         "wget" => WGET_VARS,
         "git" => GIT_VARS,

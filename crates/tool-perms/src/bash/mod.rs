@@ -20,7 +20,9 @@ pub fn may_change_directory(command: &str) -> bool {
 /// Whether `command` only reads: the parser understood all of it, every simple command
 /// (after safe wrappers and environment assignments) is on the built-in read-only list, and
 /// no redirection writes a file other than `/dev/null`. Anything else is not read-only
-/// (fail-closed). Bash uses this for its read-only and concurrency-safe flags, and plan mode
+/// (fail-closed); so is git while this process's environment, which the command inherits,
+/// holds a variable that sends it elsewhere or makes it run a program
+/// ([`commands::inherited_git_variable`]). Bash uses this for its read-only and concurrency-safe flags, and plan mode
 /// for what it lets run.
 pub fn is_read_only_command(command: &str) -> bool {
     use commands::{effective_words, is_read_only};

@@ -317,6 +317,13 @@ pub struct Analysis {
     /// its words ([`SimpleCommand::set_by_loops`]). Found once per analysis
     /// ([`values::plain_values`](super::values::plain_values)).
     pub values: BTreeMap<String, Vec<String>>,
+    /// Variables the line gives a value holding a glob character, quoted or not
+    /// (`X='secrets/*'`, `a=("*.pem")`, `for f in 'a*'`): an unquoted expansion of one is
+    /// split and expanded by bash (`echo $X` lists `secrets`). Such a word is marked as a
+    /// glob ([`Word::glob`]) at the end of the analysis, as is one expanding a variable whose
+    /// [`values`](Self::values) hold a glob; what a command prints (`X=$(…)`, `read X`) is
+    /// not followed.
+    pub glob_vars: Vec<String>,
 }
 
 /// The shell options a command's globs are matched under, as far as its text says
@@ -475,12 +482,14 @@ pub fn analyze(command: &str) -> Analysis {
         analyze_source(command, 0, 0, false, &mut again);
         traces_with_ps4(&mut again);
         again.glob_options = GlobOptions::of(&again.commands);
+        mark_expanded_globs(&mut again);
         bound_listed(&mut again, listed_limit(command.len()));
         return again;
     }
     traces_with_ps4(&mut analysis);
     analysis.glob_options = GlobOptions::of(&analysis.commands);
     analysis.values = super::values::plain_values(command, &analysis);
+    mark_expanded_globs(&mut analysis);
     bound_listed(&mut analysis, listed_limit(command.len()));
     analysis
 }
@@ -1394,20 +1403,67 @@ impl Walker<'_> {
     /// The glob words of a `for` (or `select`) list, which bash expands where the loop
     /// starts: recorded as a command of their own, named `for` and made of the list's glob
     /// words (`for f in secrets/* x` is `for secrets/*`), whose paths are the directories the
-    /// globs list ([`super::commands::path_use`]), checked as reads.
+    /// globs list ([`super::commands::path_use`]), checked as reads. Its words that expand a
+    /// parameter unquoted are among them: one that expands a glob is marked so at the end
+    /// ([`Analysis::glob_vars`]).
     fn list_globs(&mut self, node: Node<'_>) {
         let mut cursor = node.walk();
         let globs: Vec<Word> = node
             .children_by_field_name("value", &mut cursor)
             .map(|value| self.word(value))
-            .filter(|w| w.glob)
+            .filter(|w| w.glob || !expanded_parameters(&w.raw, false).is_empty())
             .collect();
-        if globs.is_empty() || self.full() {
-            return;
-        }
         let keyword = node
             .child(0)
             .map_or_else(|| "for".to_owned(), |k| self.text(k));
+        self.record_globs(keyword, globs);
+    }
+
+    /// The elements of an array assignment that bash expands as globs (`a=(secrets/*)`,
+    /// `a+=(*.pem)`, `declare -a a=(secrets/*)`, `local a=($X)`), where the assignment runs:
+    /// recorded as a command of their own, named by the assignment up to its `(` (`a=(`), as
+    /// a `for` list's are ([`Self::list_globs`]); an element that expands a parameter
+    /// unquoted is among them, marked as a glob at the end when it expands one.
+    fn array_globs(&mut self, node: Node<'_>) {
+        let assignments: Vec<Node<'_>> = if node.kind() == "variable_assignment" {
+            vec![node]
+        } else {
+            let mut cursor = node.walk();
+            node.named_children(&mut cursor)
+                .filter(|n| n.kind() == "variable_assignment")
+                .collect()
+        };
+        for assignment in assignments {
+            let Some(array) = assignment
+                .child_by_field_name("value")
+                .filter(|v| v.kind() == "array")
+            else {
+                continue;
+            };
+            let mut cursor = array.walk();
+            let globs: Vec<Word> = array
+                .named_children(&mut cursor)
+                .filter(|e| e.kind() != "comment")
+                .map(|element| self.word(element))
+                .filter(|w| w.glob || !expanded_parameters(&w.raw, false).is_empty())
+                .collect();
+            let name = self
+                .src
+                .get(assignment.start_byte()..array.start_byte() + 1)
+                .map_or_else(
+                    || "(".to_owned(),
+                    |b| String::from_utf8_lossy(b).into_owned(),
+                );
+            self.record_globs(name, globs);
+        }
+    }
+
+    /// Records `globs`, words bash expands where the shell is now, as a command of their own
+    /// named `keyword` ([`Self::list_globs`], [`Self::array_globs`]).
+    fn record_globs(&mut self, keyword: String, globs: Vec<Word>) {
+        if globs.is_empty() || self.full() {
+            return;
+        }
         let mut words = vec![Word {
             raw: keyword.clone(),
             value: Some(keyword),
@@ -1693,6 +1749,7 @@ impl Walker<'_> {
             "variable_assignment" | "variable_assignments" => {
                 self.complex("a variable assignment changes the shell for later commands");
                 self.note_assigned(node);
+                self.array_globs(node);
                 self.scan(node);
             }
             "declaration_command" | "unset_command" => {
@@ -1726,6 +1783,7 @@ impl Walker<'_> {
                 self.complex(format!("`{}` {CHANGES_VARIABLES}", first_word(&text)));
                 if node.kind() == "declaration_command" {
                     self.note_assigned(node);
+                    self.array_globs(node);
                 }
                 self.scan(node);
             }
@@ -1774,6 +1832,18 @@ impl Walker<'_> {
                         name: name.clone(),
                         safe_value: false,
                     });
+                    // A glob character in its list that bash does not expand there (quoted,
+                    // escaped, in an expansion) is in what the variable holds.
+                    let mut cursor = node.walk();
+                    let holds_glob =
+                        node.children_by_field_name("value", &mut cursor)
+                            .any(|value| {
+                                let raw = self.text(value);
+                                holds_unexpanded_glob(&raw) || self.expands_a_glob_var(&raw, true)
+                            });
+                    if holds_glob {
+                        self.note_glob_var(&name);
+                    }
                     // In the body of a `for` (not `select`, whose variable is empty after
                     // an answer that is no choice) over plain words, its variable holds one.
                     let is_for = node.child(0).is_some_and(|k| self.text(k) == "for");
@@ -2600,6 +2670,9 @@ impl Walker<'_> {
         let mut feeds: Vec<Vec<Word>> = Vec::new();
         // The command whose output its standard input is (`xargs rm <<< "$(find …)"`).
         let mut stdin_fed: Option<Vec<Word>> = None;
+        // Its assignments: an array's globs are expanded when nothing else is on the line
+        // (before a command, `a=(x*) cmd` puts the text in its environment).
+        let mut array_assignments: Vec<Node<'_>> = Vec::new();
         for child in children {
             match child.kind() {
                 "variable_assignment" => {
@@ -2619,6 +2692,13 @@ impl Walker<'_> {
                                     .all(|c| c.is_ascii_alphanumeric() || "_-./:,+=@%".contains(c))
                         }
                     };
+                    if child
+                        .child_by_field_name("value")
+                        .is_some_and(|v| self.gives_a_glob(&self.text(v)))
+                    {
+                        self.note_glob_var(&name);
+                    }
+                    array_assignments.push(child);
                     assignments.push(Assignment {
                         name,
                         raw,
@@ -2708,6 +2788,9 @@ impl Walker<'_> {
             if !assignments.is_empty() {
                 self.complex("a variable assignment changes the shell for later commands");
                 self.out.assigned.extend(assignments);
+            }
+            for a in array_assignments {
+                self.array_globs(a);
             }
             return;
         }
@@ -3254,11 +3337,39 @@ impl Walker<'_> {
                 .child_by_field_name("name")
                 .map(|name| self.text(name))
                 .unwrap_or_default();
+            if n.child_by_field_name("value")
+                .is_some_and(|v| self.gives_a_glob(&self.text(v)))
+            {
+                self.note_glob_var(&name);
+            }
             self.out.assigned.push(Assignment {
                 name,
                 raw: self.text(n),
                 safe_value: false,
             });
+        }
+    }
+
+    /// Whether an assignment's value `raw` gives its variable a glob: a glob character in it
+    /// (an assignment expands none, `X=a/*` holds `a/*`), or a variable noted before that
+    /// holds one (`X=secrets/$Y`, `X="$Y"`).
+    fn gives_a_glob(&self, raw: &str) -> bool {
+        raw.contains(['*', '?', '[']) || self.expands_a_glob_var(raw, true)
+    }
+
+    /// Whether `raw` expands (outside double quotes, or anywhere with `quoted`) a variable
+    /// the line was seen to give a glob so far ([`Analysis::glob_vars`]).
+    fn expands_a_glob_var(&self, raw: &str, quoted: bool) -> bool {
+        expanded_parameters(raw, quoted)
+            .iter()
+            .any(|p| p.as_ref().is_some_and(|n| self.out.glob_vars.contains(n)))
+    }
+
+    /// Notes that the line gives `name` a value holding a glob character
+    /// ([`Analysis::glob_vars`]).
+    fn note_glob_var(&mut self, name: &str) {
+        if !name.is_empty() && !self.out.glob_vars.iter().any(|v| v == name) {
+            self.out.glob_vars.push(name.to_owned());
         }
     }
 
@@ -3351,6 +3462,9 @@ impl Walker<'_> {
         // What it assigns may hold after it: an `eval` or `source` runs in the shell (a
         // nested shell's assignments are kept too, erring on the side of more).
         add_assigned(&mut self.out.assigned, nested.assigned);
+        for name in &nested.glob_vars {
+            self.note_glob_var(name);
+        }
         // What a nested script runs that is computed is computed for the whole line
         // (`bash -c 'eval "$x"'`).
         self.out.computed_command |= nested.computed_command;
@@ -4638,6 +4752,184 @@ pub fn basename(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
+/// The parameters the shell word `raw` expands outside double quotes (`$X`, `${X}`,
+/// `${a[@]}`, `${X%.c}`, `pre$X`), and inside them too with `quoted`, by name (`@`, `1` for
+/// the special and positional ones); `None` for an indirect one (`${!x}`), which may be any.
+/// Those in single quotes or after a backslash are none, nor is a command substitution
+/// (`$(…)`, `` `…` ``).
+fn expanded_parameters(raw: &str, quoted: bool) -> Vec<Option<String>> {
+    let chars: Vec<char> = raw.chars().collect();
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    let mut in_double = false;
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 2,
+            '\'' if !in_double => {
+                i += 1;
+                while i < chars.len() && chars[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            '"' => {
+                in_double = !in_double;
+                i += 1;
+            }
+            '`' => {
+                i += 1;
+                while i < chars.len() && chars[i] != '`' {
+                    if chars[i] == '\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            '$' => {
+                let Some(&next) = chars.get(i + 1) else {
+                    break;
+                };
+                match next {
+                    // A command substitution or arithmetic: skipped whole.
+                    '(' => {
+                        let mut depth = 0usize;
+                        i += 1;
+                        while i < chars.len() {
+                            match chars[i] {
+                                '(' => depth += 1,
+                                ')' => {
+                                    depth = depth.saturating_sub(1);
+                                    if depth == 0 {
+                                        break;
+                                    }
+                                }
+                                _ => {}
+                            }
+                            i += 1;
+                        }
+                        i += 1;
+                    }
+                    '{' => {
+                        let start = i + 2;
+                        let mut depth = 1usize;
+                        let mut end = start;
+                        while end < chars.len() {
+                            match chars[end] {
+                                '{' => depth += 1,
+                                '}' => {
+                                    depth -= 1;
+                                    if depth == 0 {
+                                        break;
+                                    }
+                                }
+                                _ => {}
+                            }
+                            end += 1;
+                        }
+                        if quoted || !in_double {
+                            let inner: String = chars[start..end.min(chars.len())].iter().collect();
+                            if inner.starts_with('!') && inner.len() > 1 {
+                                out.push(None);
+                            } else {
+                                let inner = inner
+                                    .strip_prefix('#')
+                                    .filter(|r| !r.is_empty())
+                                    .map_or(inner.as_str(), |_| "");
+                                let name: String = match inner.chars().next() {
+                                    Some(c) if c.is_ascii_digit() => {
+                                        inner.chars().take_while(char::is_ascii_digit).collect()
+                                    }
+                                    Some(c) if ident(c) => {
+                                        inner.chars().take_while(|c| ident(*c)).collect()
+                                    }
+                                    Some(c) if "@*#?-$!".contains(c) => c.to_string(),
+                                    _ => String::new(),
+                                };
+                                if !name.is_empty() {
+                                    out.push(Some(name));
+                                }
+                            }
+                        }
+                        i = end + 1;
+                    }
+                    // `$'…'`, `$"…"`: quoted text.
+                    '\'' | '"' => i += 1,
+                    c if ident(c) && !c.is_ascii_digit() => {
+                        let end = chars[i + 1..]
+                            .iter()
+                            .position(|c| !ident(*c))
+                            .map_or(chars.len(), |p| i + 1 + p);
+                        if quoted || !in_double {
+                            out.push(Some(chars[i + 1..end].iter().collect()));
+                        }
+                        i = end;
+                    }
+                    c if c.is_ascii_digit() || "@*#?-$!".contains(c) => {
+                        if quoted || !in_double {
+                            out.push(Some(c.to_string()));
+                        }
+                        i += 2;
+                    }
+                    _ => i += 1,
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// Whether the shell word `raw` holds a glob character bash does not expand where it stands
+/// (quoted or escaped: `'a*'`, `"a*"`, `a\*`), which a variable it is given then holds. An
+/// unquoted one (`"$d"/*`) expands to the names it finds.
+fn holds_unexpanded_glob(raw: &str) -> bool {
+    let mut chars = raw.chars();
+    let (mut single, mut double) = (false, false);
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '\\' if !single && chars.next().is_some_and(|d| matches!(d, '*' | '?' | '[')) => {
+                return true;
+            }
+            '*' | '?' | '[' if single || double => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Marks as a glob ([`Word::glob`]) each word after a command's name that expands, outside
+/// double quotes, a variable that may hold a glob ([`Analysis::glob_vars`], or
+/// [`Analysis::values`] with one): bash splits and expands it (`X='secrets/*'; echo $X`
+/// lists `secrets`). An indirect expansion (`${!x}`) may be any of them.
+fn mark_expanded_globs(analysis: &mut Analysis) {
+    let globbing = |v: &String| v.contains(['*', '?', '[']);
+    let may_glob = |name: &Option<String>| match name {
+        Some(n) => match analysis.values.get(n) {
+            Some(values) => values.iter().any(globbing),
+            None => analysis.glob_vars.contains(n),
+        },
+        None => !analysis.glob_vars.is_empty() || analysis.values.values().flatten().any(globbing),
+    };
+    let mut marked = Vec::new();
+    for (c, cmd) in analysis.commands.iter().enumerate() {
+        for (i, w) in cmd.words.iter().enumerate().skip(1) {
+            if !w.glob
+                && w.value.is_none()
+                && expanded_parameters(&w.raw, false).iter().any(may_glob)
+            {
+                marked.push((c, i));
+            }
+        }
+    }
+    for (c, i) in marked {
+        analysis.commands[c].words[i].glob = true;
+    }
+}
+
 fn first_word(s: &str) -> &str {
     s.split_whitespace().next().unwrap_or("")
 }
@@ -5863,6 +6155,11 @@ fn absorb_second_reading(out: &mut Analysis, again: Analysis, limit: usize) {
     out.hidden_assignment |= again.hidden_assignment || again.cdpath || (again.home && !out.home);
     out.startup_env |= again.startup_env;
     add_assigned(&mut out.assigned, again.assigned);
+    for name in again.glob_vars {
+        if !out.glob_vars.contains(&name) {
+            out.glob_vars.push(name);
+        }
+    }
     out.rg_config |= again.rg_config;
     out.git_env |= again.git_env;
     out.ps4 |= again.ps4;

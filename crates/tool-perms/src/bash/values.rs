@@ -1,11 +1,14 @@
 //! The values a command line's own variables may hold, when the line spells every one of
-//! them out: `d=build`, `export d=build`, `for d in build dist`.
+//! them out: `d=build`, `export d=build`, `for d in build dist`, quoted or escaped too
+//! (`X='secrets/*'`, whose value keeps its glob: an unquoted `$X` expands it, `"$X"` does
+//! not).
 //!
 //! A removal through such a variable (`for d in build dist; do rm -rf "$d"; done`) is then
 //! checked as a removal of each value, instead of being asked about because the variable
 //! might hold `/` or the home. Everything here errs towards "not known": a variable the line
-//! may set in any other way (`read`, `${d:=x}`, `declare -u`, arithmetic, a quoted or
-//! expanded value, a loop over a glob or `"$@"`) has no values, and the caller keeps asking.
+//! may set in any other way (`read`, `${d:=x}`, `declare -u`, arithmetic, an expanded
+//! value or one with a quoted blank, a loop over a glob or `"$@"`) has no values, and the
+//! caller keeps asking.
 //!
 //! What this module never does: decide whether a path is safe. It only says which words a
 //! variable may stand for; the engine checks those words as it checks any written path.
@@ -134,7 +137,9 @@ pub(crate) fn plain_values(text: &str, analysis: &Analysis) -> BTreeMap<String, 
 /// `"dist"/dist`), and by nothing too, unless it is in `set` (the loops whose body the
 /// command is in, [`SimpleCommand::set_by_loops`](super::parse::SimpleCommand)): where it
 /// runs, the variable may not be set yet, or no longer (`d=x true; rm -rf "$HOME/$d"`).
-/// Other expansions are kept as written (`"$HOME/$d"` is `"$HOME/build"`). `None` when it
+/// Other expansions are kept as written (`"$HOME/$d"` is `"$HOME/build"`). A value's glob
+/// characters are spliced in as they are: [`plain_word`] takes them as a glob where the
+/// expansion was unquoted (`$X` for `X='a/*'` is `a/*`, a glob; `"$X"` is none). `None` when it
 /// names none of those variables, holds a single quote, a backslash or a backquote, or would
 /// make more than [`MAX_SUBSTITUTED`] words.
 pub(crate) fn substituted(
@@ -275,16 +280,16 @@ fn values_in(text: &str, name: &str) -> Option<Vec<String>> {
             if !at_word_start {
                 return None;
             }
-            let end = value
-                .find(|c: char| !is_plain_char(c))
-                .unwrap_or(value.len());
-            let (word, next) = value.split_at(end);
+            // A value with a glob character is kept as it is: an assignment expands no
+            // glob (`X=secrets/*` holds `secrets/*`), an unquoted `$X` does.
+            let (word, end) = literal_text(value, true)?;
+            let next = &value[end..];
             if !(next.is_empty() || next.starts_with([' ', '\t', '\n', ';', '&', '|', ')']))
                 || word.starts_with('-')
             {
                 return None;
             }
-            values.push(word.to_owned());
+            values.push(word);
             continue;
         }
         // `d+=x`, `d[0]=x`: not plain.
@@ -306,16 +311,71 @@ fn listed_words(after: &str) -> Option<Vec<String>> {
     if !list.starts_with([' ', '\t']) {
         return None;
     }
-    let end = list.find([';', '\n']).unwrap_or(list.len());
     let mut words = Vec::new();
-    for word in list[..end].split([' ', '\t']).filter(|w| !w.is_empty()) {
-        if !plain_value(word) {
+    let mut rest = list;
+    loop {
+        rest = rest.trim_start_matches([' ', '\t']);
+        if rest.is_empty() || rest.starts_with([';', '\n']) {
+            break;
+        }
+        // An unquoted glob in the list expands to names found on the disk: not known here.
+        let (word, end) = literal_text(rest, false)?;
+        if word.is_empty() || word.starts_with('-') {
             return None;
         }
-        words.push(word.to_owned());
+        words.push(word);
+        rest = &rest[end..];
+        if !(rest.is_empty() || rest.starts_with([' ', '\t', ';', '\n'])) {
+            return None;
+        }
     }
     // An empty list never sets it: what it holds is not known here.
     (!words.is_empty()).then_some(words)
+}
+
+/// The literal text of the shell word `text` starts with, and where the word ends: plain
+/// characters, glob characters (`*`, `?`, `[`, `]`), single- or double-quoted runs of them,
+/// and backslash-escaped ones (`'secrets/*'`, `"a"b`, `secrets/\*`). The word ends at the
+/// first unquoted blank or separator (`;`, `&`, `|`, `)`, a line break). `None` for anything
+/// else in it (an expansion, a `~`, a brace, a quoted blank), and, without `unquoted_globs`,
+/// for a glob character outside quotes (which bash expands in a `for` list).
+pub(crate) fn literal_text(text: &str, unquoted_globs: bool) -> Option<(String, usize)> {
+    let literal = |c: char| is_plain_char(c) || matches!(c, '*' | '?' | '[' | ']');
+    let mut out = String::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some(&(i, c)) = chars.peek() {
+        match c {
+            ' ' | '\t' | '\n' | ';' | '&' | '|' | ')' => return Some((out, i)),
+            '\'' | '"' => {
+                chars.next();
+                loop {
+                    let (_, d) = chars.next()?;
+                    if d == c {
+                        break;
+                    }
+                    if !literal(d) {
+                        return None;
+                    }
+                    out.push(d);
+                }
+            }
+            '\\' => {
+                chars.next();
+                let (_, d) = chars.next()?;
+                if !literal(d) {
+                    return None;
+                }
+                out.push(d);
+            }
+            '*' | '?' | '[' | ']' if !unquoted_globs => return None,
+            c if literal(c) => {
+                chars.next();
+                out.push(c);
+            }
+            _ => return None,
+        }
+    }
+    Some((out, text.len()))
 }
 
 /// Whether `word` is a value this module knows as written: not empty, of plain characters
@@ -358,12 +418,17 @@ fn declares(text: &str) -> bool {
         })
 }
 
-/// Whether `cmd` runs a builtin that may set a variable the text does not spell.
+/// Whether `cmd` runs a builtin that may set a variable the text does not spell (`printf`
+/// only when its first argument may be `-v NAME`: `printf '%s\n' $X` sets nothing).
 fn runs_an_assigning_builtin(cmd: &SimpleCommand) -> bool {
-    super::parse::effective_part(cmd).first().is_none_or(|w| {
-        w.value
-            .as_deref()
-            .is_none_or(|v| ASSIGNING_BUILTINS.contains(&v))
+    let words = super::parse::effective_part(cmd);
+    words.first().is_none_or(|w| match w.value.as_deref() {
+        None => true,
+        Some("printf") => words.get(1).is_some_and(|first| match &first.value {
+            Some(v) if !first.glob => v.starts_with("-v"),
+            _ => super::commands::literal_start(&first.raw).is_none_or(|c| c == '-'),
+        }),
+        Some(v) => ASSIGNING_BUILTINS.contains(&v),
     })
 }
 
@@ -422,6 +487,38 @@ mod tests {
         ] {
             assert!(
                 !values(text).contains_key("d") && !values(text).contains_key("PWD"),
+                "{text}: {:?}",
+                values(text)
+            );
+        }
+    }
+
+    /// A value quoted or escaped is known as bash reads it, its glob characters kept (an
+    /// assignment expands no glob); a `for` list's quoted glob is known, an unquoted one
+    /// (names found on the disk) is not. `printf` without `-v` sets nothing.
+    #[test]
+    fn quoted_values_keep_their_globs() {
+        let v = values("X='secrets/*'; echo $X");
+        assert_eq!(v.get("X"), Some(&list(&["secrets/*"])));
+        let v = values("X=secrets/\\*; Y=\"a\"'b'; echo $X");
+        assert_eq!(v.get("X"), Some(&list(&["secrets/*"])));
+        assert_eq!(v.get("Y"), Some(&list(&["ab"])));
+        let v = values("X=secrets/*; echo $X");
+        assert_eq!(v.get("X"), Some(&list(&["secrets/*"])));
+        let v = values("for X in 'secrets/*' b; do echo $X; done");
+        assert_eq!(v.get("X"), Some(&list(&["b", "secrets/*"])));
+        let v = values("X='secrets/*'; printf '%s\\n' $X");
+        assert_eq!(v.get("X"), Some(&list(&["secrets/*"])));
+        for text in [
+            "for X in secrets/*; do echo $X; done",
+            "X='a b*'; echo $X",
+            "X='~/x'; echo $X",
+            "X=\"$Y/*\"; echo $X",
+            "X='a'; printf -v X '%s' b; echo $X",
+            "X='a'; printf \"$f\" b; echo $X",
+        ] {
+            assert!(
+                !values(text).contains_key("X"),
                 "{text}: {:?}",
                 values(text)
             );

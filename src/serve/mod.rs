@@ -869,33 +869,40 @@ impl ToolServer {
             (Some(token), Some(reports)) => {
                 let mut forward = ProgressForwarder::new(context.peer.clone(), token.clone());
                 tokio::pin!(run);
-                let outcome = loop {
-                    tokio::select! {
-                        biased;
-                        Some(mut report) = reports.recv() => {
-                            // Only the newest of the reports waiting is worth sending (they
-                            // count up), and the call keeps running while it is written: a
-                            // client that stops reading must not stall the tool's timers
-                            // and cancellation.
-                            while let Ok(newer) = reports.try_recv() {
-                                report = newer;
-                            }
-                            let send = forward.send(&report.data);
-                            tokio::pin!(send);
+                // The reports waiting to be written, and the call's outcome once it ended.
+                let mut waiting = std::collections::VecDeque::new();
+                let mut ended = None;
+                loop {
+                    while let Ok(report) = reports.try_recv() {
+                        queue_report(&mut waiting, report);
+                    }
+                    if let Some(report) = waiting.pop_front() {
+                        // The call keeps running while a report is written: a client that
+                        // stops reading must not stall the tool's timers and cancellation.
+                        // A report being written is written whole, the call ended or not.
+                        let send = forward.send(&report.data);
+                        tokio::pin!(send);
+                        if ended.is_none() {
                             tokio::select! {
                                 biased;
-                                () = &mut send => {}
-                                outcome = &mut run => break outcome,
+                                () = &mut send => continue,
+                                outcome = &mut run => ended = Some(outcome),
                             }
                         }
-                        outcome = &mut run => break outcome,
+                        send.await;
+                        continue;
                     }
-                };
-                // Reports sent just before the end still precede the response.
-                while let Ok(report) = reports.try_recv() {
-                    forward.send(&report.data).await;
+                    // Every report made before the end (an MCP tool's last one, sent just
+                    // before its result, too) precedes the response.
+                    if let Some(outcome) = ended.take() {
+                        break outcome;
+                    }
+                    tokio::select! {
+                        biased;
+                        Some(report) = reports.recv() => queue_report(&mut waiting, report),
+                        outcome = &mut run => ended = Some(outcome),
+                    }
                 }
-                outcome
             }
             _ => run.await,
         };
@@ -1264,6 +1271,22 @@ impl Drop for Running<'_> {
     fn drop(&mut self) {
         self.0.send_modify(|n| *n -= 1);
     }
+}
+
+/// Queues `report` to be written after those `waiting`. Every report of an MCP tool is
+/// written, as its server sent it; a Bash output report (the output so far, counted in bytes)
+/// replaces one of those waiting last, which it supersedes.
+fn queue_report(waiting: &mut std::collections::VecDeque<ToolProgress>, report: ToolProgress) {
+    let superseding =
+        |p: &ToolProgress| p.data.get("progress").is_none() && p.data.get("totalBytes").is_some();
+    if superseding(&report)
+        && let Some(last) = waiting.back_mut()
+        && superseding(last)
+    {
+        *last = report;
+        return;
+    }
+    waiting.push_back(report);
 }
 
 /// Turns a call's progress reports into `notifications/progress` for one progress token.

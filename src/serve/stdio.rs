@@ -3,7 +3,9 @@
 //!
 //! rmcp's line transport drops three kinds of line without a word to the client (which then
 //! waits for ever): a line longer than its limit, a line that is not JSON, and a line that is
-//! not UTF-8. This one answers each as JSON-RPC 2.0 says, and carries on with the next line:
+//! not UTF-8. This one answers each as JSON-RPC 2.0 says, and carries on with the next line
+//! (a last line without its newline, when the input ends, is served as any line before the
+//! session ends):
 //! - a line that is not JSON (or not UTF-8): `-32700` Parse error, `id: null`, or the
 //!   request's id when it can be read all the same (it comes whole before the fault, or the
 //!   line is JSON but for its encoding), so that the client's call ends;
@@ -645,8 +647,9 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
     }
 
     /// Reads one `\n`-terminated line into `self.line`, never holding more than `self.max`
-    /// bytes of it. Cancellation-safe: what was read stays in `self.line` (or the skipping
-    /// goes on) for the next call.
+    /// bytes of it; at the end of the input, a last line without its `\n` is a line too (the
+    /// next read is then the end). Cancellation-safe: what was read stays in `self.line` (or
+    /// the skipping goes on) for the next call.
     async fn read_line(&mut self) -> LineRead {
         loop {
             let (consumed, done) = {
@@ -655,6 +658,11 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
                     Err(e) => return LineRead::Io(e),
                 };
                 if available.is_empty() {
+                    // What is held is never a skipped line's (that one was answered when it
+                    // passed the limit, and nothing of it is held).
+                    if !self.line.is_empty() {
+                        return LineRead::Line;
+                    }
                     return LineRead::Eof;
                 }
                 let newline = available.iter().position(|b| *b == b'\n');
@@ -750,9 +758,8 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
                     }
                     continue;
                 }
-                // A last line without its newline is an incomplete message: nothing to do.
                 // The answers already made are written before the session (and maybe the
-                // process) ends.
+                // process) ends. (A last line without its newline was read as a line.)
                 LineRead::Eof => {
                     self.close_session();
                     self.written().await;
@@ -1539,5 +1546,33 @@ mod tests {
         let answer: Value = serde_json::from_str(out.trim()).unwrap_or_default();
         assert_eq!(answer["id"], 9, "{out}");
         assert_eq!(answer["error"]["code"], INVALID_REQUEST, "{out}");
+    }
+
+    /// At the end of the input, a last line without its newline is served as any line: a
+    /// request goes to rmcp, broken JSON is answered `-32700`; then the input has ended.
+    #[tokio::test]
+    async fn a_last_line_without_its_newline_is_served() {
+        let input = br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
+        let (write, _read_back) = tokio::io::duplex(1 << 16);
+        let mut transport = LineTransport::new(&input[..], write);
+        let next = transport.receive().await;
+        let Some(RxJsonRpcMessage::<RoleServer>::Request(request)) = next else {
+            panic!("{next:?}")
+        };
+        assert_eq!(serde_json::to_value(&request.id).ok(), Some(json!(7)));
+        assert!(transport.receive().await.is_none());
+
+        let input = br#"{"jsonrpc":"2.0","id":8,"method":"pi"#;
+        let (write, mut read_back) = tokio::io::duplex(1 << 16);
+        let mut transport = LineTransport::new(&input[..], write);
+        assert!(transport.receive().await.is_none());
+        transport.close().await.unwrap_or_default();
+        drop(transport);
+        let mut out = String::new();
+        use tokio::io::AsyncReadExt as _;
+        read_back.read_to_string(&mut out).await.unwrap_or_default();
+        let answer: Value = serde_json::from_str(out.trim()).unwrap_or_default();
+        assert_eq!(answer["id"], 8, "{out}");
+        assert_eq!(answer["error"]["code"], PARSE_ERROR, "{out}");
     }
 }

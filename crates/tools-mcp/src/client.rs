@@ -126,13 +126,13 @@ struct ProgressRoute {
     activity: Arc<tokio::sync::Notify>,
 }
 
-/// The rmcp client handler of one connection.
+/// The rmcp client handler of one connection. Progress notifications never reach it: the
+/// connection's transport ([`ProgressFirst`]) routes them as they are read.
 #[derive(Clone)]
 pub(crate) struct Handler {
     server: String,
     info: ClientConfig,
     roots: Value,
-    routes: ProgressRoutes,
     conn: Weak<ServerConn>,
     opts: Arc<McpOptions>,
     stderr: Arc<StderrLog>,
@@ -190,26 +190,6 @@ impl ClientHandler for Handler {
         })
     }
 
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let key = token_key(&params.progress_token);
-        let route = lock(&self.routes).get(&key).cloned();
-        if let Some(route) = route {
-            route.activity.notify_one();
-            route.sender.send(json!({
-                "type": "mcp_progress",
-                "server": self.server,
-                "tool": route.tool,
-                "progress": params.progress,
-                "total": params.total,
-                "message": params.message,
-            }));
-        }
-    }
-
     async fn on_logging_message(
         &self,
         params: LoggingMessageNotificationParam,
@@ -234,6 +214,103 @@ fn token_key(token: &ProgressToken) -> String {
     match &token.0 {
         NumberOrString::Number(n) => n.to_string(),
         NumberOrString::String(s) => s.to_string(),
+    }
+}
+
+/// The `_meta` key that names a request's progress route ([`ServerConn::open_route`]) on
+/// its way to the transport: [`ProgressFirst`] takes it out and sends the route's key as the
+/// request's `progressToken` (in place of rmcp's own), so the route exists before the server
+/// can report progress.
+const ROUTE_META_KEY: &str = "toolwright/progressRoute";
+
+/// Where progress route keys come from (unique in the process: `tw-1`, `tw-2`, …; rmcp's
+/// own tokens, on the requests without a route, are numbers and never meet them).
+static ROUTE_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// A connection's transport, with its progress notifications taken off as they are read.
+///
+/// rmcp hands each notification to the handler in a task of its own while it hands a
+/// response to its caller at once, so a progress report the server sent just before its
+/// result could be routed after the call had ended and its route was gone (the last report
+/// of a tool, `4/4` before the result, was lost), and reports sent together could be routed
+/// out of order. Here each is routed (to the call's [`ProgressSender`], which must not
+/// block) as it is read, in the order the server sent it, before anything read after it
+/// reaches rmcp: every report a server sent before its result is out before the result.
+/// Outgoing requests with a route ([`ROUTE_META_KEY`]) carry its key as their token.
+struct ProgressFirst<T> {
+    inner: T,
+    server: String,
+    routes: ProgressRoutes,
+}
+
+impl<T> ProgressFirst<T> {
+    fn new(inner: T, server: &str, routes: &ProgressRoutes) -> Self {
+        Self {
+            inner,
+            server: server.to_owned(),
+            routes: routes.clone(),
+        }
+    }
+
+    /// Hands `params` to the route of its token, if any (a report for no call in progress
+    /// is dropped, as it always was).
+    fn route(&self, params: &ProgressNotificationParam) {
+        let key = token_key(&params.progress_token);
+        let route = lock(&self.routes).get(&key).cloned();
+        if let Some(route) = route {
+            route.activity.notify_one();
+            route.sender.send(json!({
+                "type": "mcp_progress",
+                "server": self.server,
+                "tool": route.tool,
+                "progress": params.progress,
+                "total": params.total,
+                "message": params.message,
+            }));
+        }
+    }
+}
+
+impl<T> rmcp::transport::Transport<RoleClient> for ProgressFirst<T>
+where
+    T: rmcp::transport::Transport<RoleClient>,
+{
+    type Error = T::Error;
+
+    fn name() -> std::borrow::Cow<'static, str> {
+        T::name()
+    }
+
+    fn send(
+        &mut self,
+        mut item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        use rmcp::model::GetMeta as _;
+        if let rmcp::model::JsonRpcMessage::Request(request) = &mut item {
+            let meta = request.request.get_meta_mut();
+            if let Some(Value::String(key)) = meta.remove(ROUTE_META_KEY) {
+                meta.set_progress_token(ProgressToken(NumberOrString::String(key.into())));
+            }
+        }
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<rmcp::service::RxJsonRpcMessage<RoleClient>> {
+        loop {
+            let message = self.inner.receive().await?;
+            if let rmcp::model::JsonRpcMessage::Notification(notification) = &message
+                && let rmcp::model::ServerNotification::ProgressNotification(progress) =
+                    &notification.notification
+            {
+                self.route(&progress.params);
+                continue;
+            }
+            return Some(message);
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
     }
 }
 
@@ -1768,7 +1845,6 @@ impl ServerConn {
             server: self.config.name.clone(),
             info: self.client_info(),
             roots: roots(&self.opts),
-            routes: self.routes.clone(),
             conn: Arc::downgrade(self),
             opts: self.opts.clone(),
             stderr: self.stderr.clone(),
@@ -1841,6 +1917,7 @@ impl ServerConn {
                 // instead of skipping the message).
                 let transport = AsyncRwTransport::<RoleClient, _, _>::new(stdout, stdin)
                     .with_max_line_length(usize::MAX);
+                let transport = ProgressFirst::new(transport, &self.config.name, &self.routes);
                 let served = tokio::time::timeout(timeout, handler.serve(transport)).await;
                 // On failure, `start` kills the server.
                 let service = match served {
@@ -1902,6 +1979,7 @@ impl ServerConn {
                     crate::http::SessionAwareClient(client),
                     config,
                 );
+                let transport = ProgressFirst::new(transport, &self.config.name, &self.routes);
                 let service = tokio::time::timeout(timeout, handler.serve(transport))
                     .await
                     .map_err(|_| timeout_message(timeout))?
@@ -2272,17 +2350,14 @@ impl ServerConn {
         };
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        // rmcp puts its own progress token in `_meta`; progress is routed by that token.
-        let handle = match live
-            .peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await
-        {
+        // The call's progress is routed by a token of ours, its route open before it is sent.
+        let (route, options) = self.open_route(progress, tool);
+        let handle = match live.peer.send_request_with_option(request, options).await {
             Ok(handle) => handle,
             Err(e) => return Err(self.call_error(tool, "tools/call", e, &live).await),
         };
         let result = self
-            .await_answer(&live, handle, "tools/call", tool, progress, cancel)
+            .await_answer(&live, handle, "tools/call", tool, &route, cancel)
             .await?;
         // The tool's name as messages quote it from here on (it was sent as it is).
         let tool = tool_core::escape_hidden(tool);
@@ -2323,9 +2398,41 @@ impl ServerConn {
         }
     }
 
+    /// Opens the progress route of a request for `target` (a tool's name or a resource's
+    /// URI) about to be sent with the options returned: its progress notifications go to
+    /// `progress` and count as a word from the server, from the moment it is sent (the route
+    /// is open before), until the guard returned is dropped.
+    fn open_route(
+        &self,
+        progress: ProgressSender,
+        target: &str,
+    ) -> (RouteGuard, PeerRequestOptions) {
+        let key = format!("tw-{}", ROUTE_SEQ.fetch_add(1, Ordering::Relaxed) + 1);
+        let activity = Arc::new(tokio::sync::Notify::new());
+        lock(&self.routes).insert(
+            key.clone(),
+            ProgressRoute {
+                sender: progress,
+                tool: target.to_owned(),
+                activity: Arc::clone(&activity),
+            },
+        );
+        let mut meta = rmcp::model::RequestMetaObject::new();
+        meta.insert(ROUTE_META_KEY.to_owned(), Value::String(key.clone()));
+        let mut options = PeerRequestOptions::no_options();
+        options.meta = Some(meta);
+        let guard = RouteGuard {
+            routes: self.routes.clone(),
+            token: key,
+            activity,
+        };
+        (guard, options)
+    }
+
     /// Waits for the answer to `handle`, a `tools/call` or `resources/read` request for
-    /// `target` (a tool's name or a resource's URI), as long as the server is heard from:
-    /// its progress notifications go to `progress` and count as a word. The request is
+    /// `target` (a tool's name or a resource's URI), sent with `route` open
+    /// ([`open_route`](Self::open_route)), as long as the server is heard from: its progress
+    /// notifications go to the route and count as a word. The request is
     /// given up, and the server sent `notifications/cancelled` with the reason, after
     /// [`idle_timeout`](Self::idle_timeout) without a word, when an HTTP server stops
     /// answering pings ([`heartbeat`](Self::heartbeat): the connection then counts as dead),
@@ -2337,7 +2444,7 @@ impl ServerConn {
         handle: rmcp::service::RequestHandle<RoleClient>,
         method: &str,
         target: &str,
-        progress: ProgressSender,
+        route: &RouteGuard,
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<rmcp::model::ServerResult, ToolError> {
         let subject = if method == "tools/call" {
@@ -2346,20 +2453,7 @@ impl ServerConn {
             format!("{method} \"{}\"", tool_core::escape_hidden(target))
         };
         let request_id = handle.id.clone();
-        let token = token_key(&handle.progress_token);
-        let activity = Arc::new(tokio::sync::Notify::new());
-        lock(&self.routes).insert(
-            token.clone(),
-            ProgressRoute {
-                sender: progress,
-                tool: target.to_owned(),
-                activity: Arc::clone(&activity),
-            },
-        );
-        let _route = RouteGuard {
-            routes: self.routes.clone(),
-            token,
-        };
+        let activity = &route.activity;
         let timeout = self.call_timeout();
         let idle = self.idle_timeout();
         // Ends when the server has sent nothing for the request (no progress) for `idle`,
@@ -2656,25 +2750,16 @@ impl ServerConn {
         let request = ClientRequest::ReadResourceRequest(rmcp::model::ReadResourceRequest::new(
             ReadResourceRequestParams::new(uri),
         ));
-        let handle = match live
-            .peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await
-        {
+        // Its progress counts as a word from the server, as a tool call's does.
+        let (route, options) = self.open_route(ProgressSender::none(), uri);
+        let handle = match live.peer.send_request_with_option(request, options).await {
             Ok(handle) => handle,
             Err(e) => return Err(self.call_error(uri, "resources/read", e, &live).await),
         };
         // Waited for as a tool call is: given up after the idle limit without a word, when
         // an HTTP server stops answering pings, on cancellation, or at the call timeout.
         let outcome = self
-            .await_answer(
-                &live,
-                handle,
-                "resources/read",
-                uri,
-                ProgressSender::none(),
-                cancel,
-            )
+            .await_answer(&live, handle, "resources/read", uri, &route, cancel)
             .await?;
         // The URI as messages quote it from here on.
         let uri = tool_core::escape_hidden(uri);
@@ -3009,9 +3094,12 @@ impl SseRetryPolicy for BoundedSseRetry {
     }
 }
 
+/// An open progress route ([`ServerConn::open_route`]), closed when dropped.
 struct RouteGuard {
     routes: ProgressRoutes,
     token: String,
+    /// Told of every notification of the request.
+    activity: Arc<tokio::sync::Notify>,
 }
 
 /// Counts a server request the host is answering ([`ServerConn::asking_host`]) while it
@@ -3064,6 +3152,82 @@ pub(crate) fn human_duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A connection's progress is routed as it is read, in order, before the message read
+    /// after it reaches rmcp: a server's last reports and its answer written together (the
+    /// answer once lost the race to the last report) are all routed by the time the answer
+    /// is received. A request with a route goes out with the route's key as its token, the
+    /// key's `_meta` entry left out.
+    #[tokio::test]
+    async fn progress_is_routed_as_read_before_the_answer() {
+        use rmcp::model::{GetMeta as _, JsonRpcMessage};
+        use rmcp::transport::Transport as _;
+        use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let (read, write) = tokio::io::split(client);
+        let routes: ProgressRoutes = Arc::default();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = {
+            let seen = Arc::clone(&seen);
+            Arc::new(move |p: tool_core::ToolProgress| lock(&seen).push(p.data))
+        };
+        lock(&routes).insert(
+            "tw-test".to_owned(),
+            ProgressRoute {
+                sender: ProgressSender::new("toolu_1", sink),
+                tool: "slow".to_owned(),
+                activity: Arc::default(),
+            },
+        );
+        let inner = AsyncRwTransport::<RoleClient, _, _>::new(read, write);
+        let mut transport = ProgressFirst::new(inner, "srv", &routes);
+
+        let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(
+            CallToolRequestParams::new("slow"),
+        ));
+        let meta = request.get_meta_mut();
+        meta.insert(ROUTE_META_KEY.to_owned(), json!("tw-test"));
+        meta.set_progress_token(ProgressToken(NumberOrString::Number(0)));
+        let sent = transport
+            .send(JsonRpcMessage::request(request, RequestId::Number(1)))
+            .await;
+        assert!(sent.is_ok(), "{sent:?}");
+        let (server_read, mut server_write) = tokio::io::split(server);
+        let mut lines = tokio::io::BufReader::new(server_read).lines();
+        let line = lines.next_line().await.ok().flatten().unwrap_or_default();
+        let sent: Value = serde_json::from_str(&line).unwrap_or_default();
+        assert_eq!(
+            sent["params"]["_meta"]["progressToken"], "tw-test",
+            "{line}"
+        );
+        assert!(
+            sent["params"]["_meta"].get(ROUTE_META_KEY).is_none(),
+            "{line}"
+        );
+
+        let mut answer = String::new();
+        for n in [3, 4] {
+            answer.push_str(&format!(
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":\"tw-test\",\"progress\":{n},\"total\":4}}}}\n"
+            ));
+        }
+        answer.push_str(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#);
+        answer.push('\n');
+        let written = server_write.write_all(answer.as_bytes()).await;
+        assert!(written.is_ok(), "{written:?}");
+        let received = transport.receive().await;
+        assert!(
+            matches!(&received, Some(JsonRpcMessage::Response(r)) if r.id == RequestId::Number(1)),
+            "{received:?}"
+        );
+        let seen = lock(&seen).clone();
+        let progress: Vec<Value> = seen.iter().map(|d| d["progress"].clone()).collect();
+        assert_eq!(progress, [json!(3.0), json!(4.0)], "{seen:?}");
+        assert_eq!(seen[1]["type"], "mcp_progress");
+        assert_eq!(seen[1]["server"], "srv");
+        assert_eq!(seen[1]["tool"], "slow");
+    }
 
     /// `line` mended in one piece, and fed in pieces of `step` bytes.
     fn mended(line: &[u8], step: usize) -> (Vec<u8>, bool) {

@@ -354,15 +354,28 @@ impl AgentDefinition {
 
     /// The description as the Agent tool's description lists it: its first
     /// [`MAX_LISTED_DESCRIPTION_CHARS`] characters, followed by `…` when it is longer (it is
-    /// sent with every request).
+    /// sent with every request), on one line with control characters shown as escapes (as
+    /// skills' descriptions are listed): a definition (a cloned repository's) must not add
+    /// lines of its own to what the model reads, nor escape sequences to a terminal that
+    /// prints it.
     pub fn listed_description(&self) -> Cow<'_, str> {
         match self
             .description
             .char_indices()
             .nth(MAX_LISTED_DESCRIPTION_CHARS)
         {
-            Some((cut, _)) => Cow::Owned(format!("{}…", &self.description[..cut])),
-            None => Cow::Borrowed(&self.description),
+            Some((cut, _)) => Cow::Owned(format!(
+                "{}…",
+                tools_builtin::skill::listing_text(&self.description[..cut])
+            )),
+            None => {
+                let line = tools_builtin::skill::listing_text(&self.description);
+                if line == self.description {
+                    Cow::Borrowed(&self.description)
+                } else {
+                    Cow::Owned(line)
+                }
+            }
         }
     }
 
@@ -1148,6 +1161,51 @@ mod tests {
                 "description is 1001 characters long: the Agent tool's description (sent with every request) shows its first 1000"
             ]
         );
+    }
+
+    /// Found by review: a description's line breaks and control characters went into the
+    /// Agent tool's description as written, so a definition (a cloned repository's) added
+    /// lines of its own to what the model reads, and escape sequences to a terminal that
+    /// prints it. Listed as skills' descriptions are: on one line (a run of whitespace, line
+    /// breaks and tabs included, is one space), every other control character shown as its
+    /// escape (`\u{1b}`); the definition keeps its description as written.
+    #[test]
+    fn a_description_is_listed_on_one_line_with_controls_escaped() {
+        let parse = |text: &str| AgentDefinition::parse(text, "a", AgentSource::Project).unwrap();
+        // A block scalar and `/agents`' one-line form with `\n`.
+        for text in [
+            "---\ndescription: |\n  Use for reviews.\n  Example: a diff\n---\nbody",
+            "---\ndescription: Use for reviews.\\nExample: a diff\n---\nbody",
+        ] {
+            let d = parse(text);
+            assert_eq!(d.description, "Use for reviews.\nExample: a diff");
+            assert_eq!(d.listed_description(), "Use for reviews. Example: a diff");
+        }
+        // Raw controls in the file: ESC (a colour sequence), BEL, NUL, a C1 CSI, DEL, a tab,
+        // a carriage return and a line separator (a line feed would end the line).
+        let d = parse(
+            "---\ndescription: a \u{1b}[31mred\u{1b}[0m\u{7}\u{0} b\u{9b}2J\u{7f}\tc\rd\u{2028}e\n---\nbody",
+        );
+        let listed = d.listed_description();
+        assert_eq!(
+            listed,
+            "a \\u{1b}[31mred\\u{1b}[0m\\u{7}\\u{0} b\\u{9b}2J\\u{7f} c d e"
+        );
+        assert!(!listed.chars().any(char::is_control), "{listed:?}");
+        // Cut at the description's own 1,000th character, then made one line: an escape is
+        // never cut in two.
+        let mut d = AgentDefinition::general_purpose();
+        d.description = format!("{}\u{1b}\n{}", "x".repeat(999), "y".repeat(10));
+        assert_eq!(
+            d.listed_description(),
+            format!("{}\\u{{1b}}…", "x".repeat(999))
+        );
+        // A description without controls is listed as it is.
+        d.description = "Reviews code".to_owned();
+        assert!(matches!(
+            d.listed_description(),
+            Cow::Borrowed("Reviews code")
+        ));
     }
 
     /// Two files of one directory defining one name: the one whose file name sorts last is

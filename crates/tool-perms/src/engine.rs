@@ -5261,7 +5261,8 @@ impl PermissionEngine {
 
     /// Whether `rule` (one rule string) matches this call, with the engine's matcher and
     /// "any reading" semantics (as for deny rules): the tool name, then the content through
-    /// the tool's permission subject. For hook `if` conditions.
+    /// the tool's permission subject, or a `Tool(param:value)` rule's field in the input
+    /// (`Bash(run_in_background:true)`). For hook `if` conditions.
     pub fn rule_matches(
         &self,
         rule: &str,
@@ -5341,16 +5342,25 @@ fn one_rule_engine(
 
 /// A path rule in the call's own tool's name (`Write(*.ts)` for a Write, `Grep(src/**)` for
 /// a Grep) as the Edit or Read rule for its path: a hook's `if` filters the calls of a file
-/// tool by path so.
+/// tool by path so. A `Tool(param:value)` rule on one of the tool's other fields
+/// (`Write(content:*TODO*)`, `Grep(pattern:TODO)`) stays as written: it names a field, not a
+/// path.
 fn rule_in_path_terms<'a>(
     rule: &'a str,
     tool: &dyn Tool,
     input: &Value,
 ) -> std::borrow::Cow<'a, str> {
+    let names_a_field = || {
+        let parsed = crate::rule::parse_rule_lenient(rule);
+        parsed.content.as_deref().is_some_and(|c| {
+            crate::rule::field_rule(&parsed.tool_name, c).is_some_and(|f| !f.primary)
+        })
+    };
     match (tool.permission_subject(input), rule.find('(')) {
         (Some(PermissionSubject::Path { access, .. }), Some(open))
             if !matches!(&rule[..open], "Read" | "Edit")
-                && tool_names(tool).iter().any(|n| n == &rule[..open]) =>
+                && tool_names(tool).iter().any(|n| n == &rule[..open])
+                && !names_a_field() =>
         {
             let kind = match access {
                 FileAccess::Write => "Edit",
@@ -5377,6 +5387,13 @@ fn matches_rule_with_roots(
         .tool_wide(&set, RuleBehavior::Deny, tool, &names)
         .is_some()
     {
+        return true;
+    }
+    // Claude Code's `Tool(param:value)` (`Bash(run_in_background:true)`,
+    // `mcp__srv__tool(repo:secret-*)`): the call's top-level field has that value, as a deny
+    // rule of that form matches it. A tool whose content has a reading of its own (a
+    // command, a name, a path) is matched by that reading too, below.
+    if field_rule_hit(&set, RuleBehavior::Deny, tool, &names, input).is_some() {
         return true;
     }
     let Some(r) = set.rules.first() else {

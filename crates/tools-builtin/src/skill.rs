@@ -519,7 +519,8 @@ fn description_from_body(body: &str) -> Option<String> {
 /// character (an escape, NUL, BEL, DEL, a C1 control) shown as its visible escape
 /// (`\u{1b}`), never as itself: a cloned repository writes its skills' descriptions, and
 /// what the listing carries reaches the model (and a terminal that prints it) as written.
-fn listing_text(text: &str) -> String {
+/// The binary lists agent definitions' descriptions the same way.
+pub fn listing_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for word in text.split_whitespace() {
         if !out.is_empty() {

@@ -24,12 +24,8 @@ fn run(project: &Path, mode: &str, calls: &[Value]) -> Vec<Value> {
         .env("CLAUDE_CONFIG_DIR", project.join(".home/.claude"));
     let out = output_with_stdin(command, Some(&input));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let message: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let message: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
     message["content"]
         .as_array()
         .unwrap()

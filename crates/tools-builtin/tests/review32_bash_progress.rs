@@ -38,9 +38,10 @@ async fn output_before_a_quiet_stretch_is_reported_before_the_command_ends() {
         .filter(|r| !r["output"].as_str().unwrap_or_default().contains("done"))
         .collect();
     assert!(
-        before_the_end
-            .iter()
-            .any(|r| r["output"].as_str().unwrap_or_default().contains("building-step-2")),
+        before_the_end.iter().any(|r| r["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("building-step-2")),
         "the second line was reported only with the end: {reports:?}"
     );
     // Each report says more than the one before it.

@@ -121,7 +121,11 @@ async fn basic_suite(manager: &McpManager) {
     // Every report the server sent before its result, in order, the last one too.
     let events = seen.lock().unwrap().clone();
     let progress: Vec<&Value> = events.iter().map(|e| &e.data["progress"]).collect();
-    assert_eq!(progress, [&json!(1.0), &json!(2.0), &json!(3.0), &json!(4.0)], "{events:?}");
+    assert_eq!(
+        progress,
+        [&json!(1.0), &json!(2.0), &json!(3.0), &json!(4.0)],
+        "{events:?}"
+    );
     assert_eq!(events[0].tool_use_id, "toolu_test");
     assert_eq!(events[0].data["type"], "mcp_progress");
     assert_eq!(events[0].data["server"], "everything");

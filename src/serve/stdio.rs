@@ -41,7 +41,7 @@
 //! or a 2026-07-28 client's) `-32600` saying that `initialize` comes first: rmcp answers
 //! both with the 2026-07-28 `_meta` fields they lack.
 //!
-//! When it serves a handler wrapped in [`Tracked`] (as [`serve_stdio`](super::serve_stdio)
+//! When it serves a handler wrapped in `Tracked` (as [`serve_stdio`](super::serve_stdio)
 //! does), a `notifications/cancelled` for a request in progress is handled here rather than
 //! by rmcp: the handler's call is cancelled, and its id stays in use until the call has
 //! ended, its answer then dropped (MCP: a cancelled request is not answered). rmcp freed

@@ -885,7 +885,7 @@ pub fn without_consequence(message: &str) -> String {
 /// `--settings` values as every settings reader should take them: inline JSON as given, a
 /// file named relative to where the command runs (the process's directory, else
 /// `fallback`), with `~` expanded, so that permissions and hooks read the same file. A name
-/// is taken as written (` s.json` is not `s.json`: [`flag_file_path`]); a blank one is kept
+/// is taken as written (` s.json` is not `s.json`: `flag_file_path`); a blank one is kept
 /// as it is, for the loader to refuse.
 pub fn resolve_flag_settings(args: &[String], fallback: &Path) -> Vec<String> {
     let invoked_in = std::env::current_dir().unwrap_or_else(|_| fallback.to_path_buf());

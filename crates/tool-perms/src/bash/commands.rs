@@ -652,7 +652,7 @@ pub enum PathUse {
 
 /// Commands whose positional arguments are file paths, and how they use them; any other
 /// command given a word bash expands as a glob (`echo secrets/*`) reads the directory the
-/// glob lists ([`listed_directory`]), as `ls` of it would.
+/// glob lists (`listed_directory`), as `ls` of it would.
 pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
     table_path_use(name, words).or_else(|| lists_by_glob(words).then_some(PathUse::Read))
 }
@@ -969,7 +969,7 @@ pub fn option_words(words: &[Word]) -> impl Iterator<Item = &str> {
 }
 
 /// Whether an option before `--` holds one of the short `letters` in its bundle or names one
-/// of the long options `longs` (abbreviations included, as [`names_long`] reads them).
+/// of the long options `longs` (abbreviations included, as `names_long` reads them).
 pub fn has_option(words: &[Word], letters: &[char], longs: &[&str]) -> bool {
     option_words(words)
         .any(|v| short_bundle_has(v, letters) || longs.iter().any(|l| names_long(v, l)))

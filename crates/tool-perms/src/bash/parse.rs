@@ -315,7 +315,7 @@ pub struct Analysis {
     /// there (`for d in build dist`, `X=build`): a removal through one is checked for each
     /// value, and for the variable unset unless the command is in the body of a loop over
     /// its words ([`SimpleCommand::set_by_loops`]). Found once per analysis
-    /// ([`values::plain_values`](super::values::plain_values)).
+    /// (`values::plain_values`).
     pub values: BTreeMap<String, Vec<String>>,
     /// Variables the line gives a value holding a glob character, quoted or not
     /// (`X='secrets/*'`, `a=("*.pem")`, `for f in 'a*'`): an unquoted expansion of one is

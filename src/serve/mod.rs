@@ -1273,15 +1273,20 @@ impl Drop for Running<'_> {
     }
 }
 
+/// How many progress reports of one call wait to be written at most ([`queue_report`]).
+const MAX_WAITING_REPORTS: usize = 1024;
+
 /// Queues `report` to be written after those `waiting`. Every report of an MCP tool is
 /// written, as its server sent it; a Bash output report (the output so far, counted in bytes)
-/// replaces one of those waiting last, which it supersedes.
+/// replaces one of those waiting last, which it supersedes. A server that reports faster
+/// than the client reads cannot make the queue grow past [`MAX_WAITING_REPORTS`]: the last
+/// one waiting is replaced then (the reports count up: the newest says most).
 fn queue_report(waiting: &mut std::collections::VecDeque<ToolProgress>, report: ToolProgress) {
     let superseding =
         |p: &ToolProgress| p.data.get("progress").is_none() && p.data.get("totalBytes").is_some();
-    if superseding(&report)
-        && let Some(last) = waiting.back_mut()
-        && superseding(last)
+    let full = waiting.len() >= MAX_WAITING_REPORTS;
+    if let Some(last) = waiting.back_mut()
+        && (full || (superseding(&report) && superseding(last)))
     {
         *last = report;
         return;
@@ -1390,6 +1395,44 @@ pub enum ServeError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every MCP report waits its turn, in order; a Bash output report replaces the one
+    /// waiting last; a flood of reports never waits past `MAX_WAITING_REPORTS`, the newest
+    /// kept last.
+    #[test]
+    fn waiting_reports_are_kept_in_order_and_bounded() {
+        let report = |data: Value| ToolProgress {
+            tool_use_id: "toolu_1".into(),
+            data,
+        };
+        let mut waiting = std::collections::VecDeque::new();
+        for n in 1..=3 {
+            queue_report(&mut waiting, report(json!({"progress": n, "total": 3})));
+        }
+        let progress: Vec<&Value> = waiting.iter().map(|r| &r.data["progress"]).collect();
+        assert_eq!(progress, [&json!(1), &json!(2), &json!(3)]);
+
+        let mut waiting = std::collections::VecDeque::new();
+        for bytes in [10, 20, 30] {
+            queue_report(
+                &mut waiting,
+                report(json!({"totalBytes": bytes, "output": "x"})),
+            );
+        }
+        assert_eq!(waiting.len(), 1);
+        assert_eq!(waiting[0].data["totalBytes"], 30);
+
+        let mut waiting = std::collections::VecDeque::new();
+        for n in 1..=5000 {
+            queue_report(&mut waiting, report(json!({"progress": n})));
+        }
+        assert_eq!(waiting.len(), MAX_WAITING_REPORTS);
+        assert_eq!(waiting[0].data["progress"], 1);
+        assert_eq!(
+            waiting.back().map(|r| r.data["progress"].clone()),
+            Some(json!(5000))
+        );
+    }
 
     /// Two calls of one client changing its context at once both count: each change is
     /// applied to the other's result, not to the context both started from.

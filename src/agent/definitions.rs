@@ -153,6 +153,14 @@ impl AgentDefinition {
                 "the agent name `{name}` is empty or contains spaces"
             ));
         }
+        // The name goes into the Agent tool's description and into messages as written: an
+        // escape sequence there would reach the model and a terminal.
+        if name.chars().any(char::is_control) {
+            return Err(format!(
+                "the agent name `{}` contains control characters",
+                tools_builtin::skill::listing_text(&name)
+            ));
+        }
         let mut warnings = front.warnings().to_vec();
         let max_turns = match front.value("maxTurns") {
             Some(frontmatter::Value::Text(v)) if v.trim().is_empty() => None,
@@ -1169,6 +1177,22 @@ mod tests {
     /// prints it. Listed as skills' descriptions are: on one line (a run of whitespace, line
     /// breaks and tabs included, is one space), every other control character shown as its
     /// escape (`\u{1b}`); the definition keeps its description as written.
+    /// Found by review: a name with an escape sequence went into the Agent tool's
+    /// description and into messages as written. Refused, the name shown escaped.
+    #[test]
+    fn an_agent_name_with_control_characters_is_refused() {
+        let refused = AgentDefinition::parse(
+            "---\nname: re\u{1b}[31mviewer\ndescription: d\n---\nbody",
+            "a",
+            AgentSource::Project,
+        )
+        .unwrap_err();
+        assert_eq!(
+            refused,
+            "the agent name `re\\u{1b}[31mviewer` contains control characters"
+        );
+    }
+
     #[test]
     fn a_description_is_listed_on_one_line_with_controls_escaped() {
         let parse = |text: &str| AgentDefinition::parse(text, "a", AgentSource::Project).unwrap();

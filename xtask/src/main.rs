@@ -118,6 +118,12 @@ pub(crate) fn cargo() -> Command {
     Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
 }
 
+/// The test files of tools-builtin that name one of its features (`cfg(feature = ...)`):
+/// what the `internal` profile's run of that crate adds to the default one's
+/// ([`tests::the_gated_builtin_tests_are_those_naming_a_feature`] keeps the list true).
+const FEATURE_GATED_BUILTIN_TESTS: &[&str] =
+    &["cron", "fuzz_inputs", "repl", "schema_snapshot", "worktree"];
+
 /// The test command README.md gives; CI runs exactly this.
 pub const TEST_COMMAND: &[&str] = &["test", "--workspace", "--all-targets", "--no-fail-fast"];
 
@@ -176,7 +182,10 @@ fn ci() -> Result {
     // The other profiles. `internal`: the crates whose code differs (every gated family's
     // tests, the registry's guard test against the checked-in list), and the OTLP exporter
     // end to end. The bare registry: `--no-default-features`. The crates below them are the
-    // same code in every profile and ran above.
+    // same code in every profile and ran above. Of tools-builtin, only what its features
+    // change: its unit tests (the gated modules' own) and the test files that name a
+    // feature (`cfg(feature = ...)`: the gated families, the schema snapshot, the input
+    // fuzzer); its other tests run the same code in every profile and ran above.
     run(
         "cargo test --all-features (profile internal)",
         cargo().args([
@@ -184,13 +193,27 @@ fn ci() -> Result {
             "-p",
             "tool-registry",
             "-p",
-            "tools-builtin",
-            "-p",
             "tools-word-count",
             "--all-targets",
             "--all-features",
             "--no-fail-fast",
         ]),
+    )?;
+    let mut builtin = cargo();
+    builtin.args([
+        "test",
+        "-p",
+        "tools-builtin",
+        "--all-features",
+        "--no-fail-fast",
+        "--lib",
+    ]);
+    for test in FEATURE_GATED_BUILTIN_TESTS {
+        builtin.args(["--test", test]);
+    }
+    run(
+        "cargo test -p tools-builtin --all-features (gated)",
+        &mut builtin,
     )?;
     run(
         "cargo test -p toolwright --features otlp --test otlp",
@@ -213,4 +236,26 @@ fn ci() -> Result {
         begun.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every tools-builtin test file that names a feature runs in the `internal` profile's
+    /// run, and only those: a new gated test file is not left to the default profile alone.
+    #[test]
+    fn the_gated_builtin_tests_are_those_naming_a_feature() {
+        let dir = workspace_root().join("crates/tools-builtin/tests");
+        let mut gated: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+            .filter(|p| std::fs::read_to_string(p).is_ok_and(|text| text.contains("cfg(feature")))
+            .filter_map(|p| Some(p.file_stem()?.to_str()?.to_owned()))
+            .collect();
+        gated.sort();
+        assert_eq!(gated, FEATURE_GATED_BUILTIN_TESTS);
+    }
 }

@@ -1094,8 +1094,9 @@ fn near_miss_of_restricting_key(key: &str) -> Option<&'static str> {
 /// Whether `a` becomes `b` in at most `most` insertions, deletions or substitutions of a
 /// character or swaps of two neighbours (`evn` is one edit from `env`: the optimal string
 /// alignment distance). Texts whose lengths differ by more than `most` are not compared at
-/// all, so a long key costs no more than a short one.
-fn edit_distance_within(a: &str, b: &str, most: usize) -> bool {
+/// all, so a long key costs no more than a short one. (Grep's suggestions for a misspelt
+/// `type` use it too.)
+pub fn edit_distance_within(a: &str, b: &str, most: usize) -> bool {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     if a.len().abs_diff(b.len()) > most {

@@ -947,8 +947,10 @@ fn types_meant(name: &str) -> Vec<String> {
         let mut close: Vec<(usize, &str)> = defs
             .iter()
             .filter_map(|def| {
-                let d = edit_distance(&lower, &def.name().to_lowercase());
-                (d <= most).then_some((d, def.name()))
+                let known = def.name().to_lowercase();
+                let d = (1..=most)
+                    .find(|&d| tool_perms::settings::edit_distance_within(&lower, &known, d))?;
+                Some((d, def.name()))
             })
             .collect();
         close.sort();
@@ -957,26 +959,6 @@ fn types_meant(name: &str) -> Vec<String> {
         }
     }
     meant
-}
-
-/// The Levenshtein distance of `a` and `b`, in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = if ca == *cb {
-                diagonal
-            } else {
-                1 + diagonal.min(above).min(row[j])
-            };
-            diagonal = above;
-        }
-    }
-    row[b.len()]
 }
 
 /// What the note of a search that found no file of the type `name` calls it: the type and

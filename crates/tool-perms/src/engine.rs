@@ -20,10 +20,11 @@ use crate::bash::commands::{
     Backups, Destination, GitConfigRead, GitContent, PathUse, WrappedPaths, accept_edits_allows,
     awk_may_use_other_files, backups, candidates, changes_directory, changes_trees,
     deletes_in_destination, destination, effective_name, effective_words, git_config_files,
-    git_content, git_repository_elsewhere, has_option, has_path_operands, is_read_only,
-    is_transparent, lists_the_cwd_by_default, options_after_operands, path_args, path_use,
-    reads_listed_files, reads_only_whatever_is_appended, reads_trees, safe_wrapper_len,
-    sed_in_place, wrapped_command_starts, wrapped_readings, xargs_arg_files,
+    git_content, git_read_only_but_for, git_repository_elsewhere, has_option, has_path_operands,
+    inherited_git_variable, is_read_only, is_transparent, lists_the_cwd_by_default,
+    options_after_operands, path_args, path_use, reads_listed_files,
+    reads_only_whatever_is_appended, reads_trees, safe_wrapper_len, sed_in_place,
+    wrapped_command_starts, wrapped_readings, xargs_arg_files,
 };
 use crate::bash::file_uses::{config_variables, file_uses};
 use crate::bash::parse::{
@@ -3561,26 +3562,10 @@ impl PermissionEngine {
         ctx: &ToolUseContext,
         git_env: bool,
     ) -> Option<bool> {
-        const GIT_ENV: &[&str] = &[
-            "GIT_DIR",
-            "GIT_WORK_TREE",
-            "GIT_COMMON_DIR",
-            "GIT_OBJECT_DIRECTORY",
-            "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-            "GIT_INDEX_FILE",
-            "GIT_NAMESPACE",
-            "GIT_CONFIG",
-            "GIT_CONFIG_PARAMETERS",
-            "GIT_CONFIG_COUNT",
-            "GIT_CONFIG_GLOBAL",
-            "GIT_CONFIG_SYSTEM",
-        ];
         if git_env
             || git_repository_elsewhere(words)
             || sub.assignments.iter().any(|a| a.name.starts_with("GIT_"))
-            || GIT_ENV
-                .iter()
-                .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty()))
+            || inherited_git_variable().is_some()
         {
             return None;
         }
@@ -4427,6 +4412,17 @@ impl PermissionEngine {
                     reason: format!("`{text}` is a read-only command"),
                 })
                 .sub(text);
+        }
+        if !sub.appended_args
+            && let Some(var) = git_read_only_but_for(&brace_expanded(words))
+        {
+            return Finding::new(
+                Kind::Passthrough,
+                format!(
+                    "`{text}` requires approval: {var} is set in the environment it inherits, so git may work on another repository or configuration, or run a program."
+                ),
+            )
+            .sub(text);
         }
         Finding::new(Kind::Passthrough, format!("`{text}` requires approval.")).sub(text)
     }

@@ -12,6 +12,7 @@ mod common;
 mod git_fixture;
 
 use common::{Case, Fixture, case, installed, real_bash, run_table_in};
+use tool_core::PermissionResult;
 
 /// The Read deny rule of the review: the project's `secrets` directory.
 const READ_SECRETS: &str = "Read(./secrets/**)";
@@ -462,6 +463,16 @@ async fn git_variable_in_the_inherited_environment_child() {
         return;
     }
     assert_eq!(common::behavior(&got), "ask", "{name} set: {got:?}");
+    // The question names the variable that made git ask: the user can see why.
+    let message = match &got {
+        PermissionResult::Ask { message, .. } => Some(message.as_str()),
+        PermissionResult::Passthrough { message, .. } => message.as_deref(),
+        _ => None,
+    };
+    assert!(
+        message.is_some_and(|m| m.contains(&name) && m.contains("git status")),
+        "{name} set: the question says so: {got:?}"
+    );
     assert!(!read_only, "{name} set");
     assert_eq!(
         tool_perms::bash::commands::inherited_git_variable(),

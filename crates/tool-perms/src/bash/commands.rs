@@ -3439,6 +3439,24 @@ pub fn inherited_git_variable() -> Option<&'static str> {
     })
 }
 
+/// The variable of [`GIT_ENVIRONMENT`] that alone keeps `words` (wrappers stripped) from
+/// being read-only: a git command [`is_read_only`] would take but for the environment it
+/// inherits ([`inherited_git_variable`]). The permission question names it.
+pub fn git_read_only_but_for(words: &[Word]) -> Option<&'static str> {
+    let (name, rest) = words.split_first()?;
+    if val(name) != Some("git") {
+        return None;
+    }
+    let args = rest
+        .iter()
+        .map(|w| w.value.as_deref())
+        .collect::<Option<Vec<&str>>>()?;
+    if !git_read_only(&args) {
+        return None;
+    }
+    inherited_git_variable()
+}
+
 /// Whether `words` (a read-only command, wrappers stripped) stays read-only whatever
 /// arguments are appended to it (by `xargs` or `find -exec`): a command none of whose options
 /// writes a file or runs a program (not `sort -o`, `rg --pre`, `uniq IN OUT`, ...).

@@ -1464,6 +1464,49 @@ impl PermissionEngine {
             .map(|e| e.result)
     }
 
+    /// The deny of the rules alone on a call, without the tool's own check (which may wait):
+    /// a tool-wide deny rule, a `Tool(param:value)` deny rule, or what the call's subject
+    /// (command, path, URL, name) is refused by. Every such deny is also
+    /// [`check_rule_based`](Self::check_rule_based)'s. For what is built without waiting,
+    /// such as the Skill tool's listing of the skills a deny rule does not refuse.
+    pub fn rule_denial(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> Option<PermissionResult> {
+        let set = self.snapshot();
+        let names = tool_names(tool);
+        self.denial_before_own_check(&set, tool, &names, input)
+            .or_else(|| {
+                self.check_subject(&set, tool, &names, input, ctx)
+                    .filter(|f| f.kind == Kind::Deny)
+            })
+            .map(|f| Explanation::from_finding(f, None).result)
+    }
+
+    /// A tool-wide deny rule's or a `Tool(param:value)` deny rule's refusal of the call.
+    fn denial_before_own_check(
+        &self,
+        set: &RuleSet,
+        tool: &dyn Tool,
+        names: &[String],
+        input: &Value,
+    ) -> Option<Finding> {
+        if let Some(r) = self.tool_wide_for_call(set, RuleBehavior::Deny, tool, names, input) {
+            let name = tool.name();
+            return Some(
+                Finding::new(
+                    Kind::Deny,
+                    format!("Permission to use {name} has been denied."),
+                )
+                .with_rule(Some(r)),
+            );
+        }
+        // A `Tool(param:value)` deny rule (such an ask rule counts as a tool-wide one).
+        field_rule_denial(set, tool, names, input)
+    }
+
     async fn explain_rule_based(
         &self,
         tool: &dyn Tool,
@@ -1473,18 +1516,7 @@ impl PermissionEngine {
         let set = self.snapshot();
         let names = tool_names(tool);
         let name = tool.name();
-        if let Some(r) = self.tool_wide_for_call(&set, RuleBehavior::Deny, tool, &names, input) {
-            return Some(Explanation::from_finding(
-                Finding::new(
-                    Kind::Deny,
-                    format!("Permission to use {name} has been denied."),
-                )
-                .with_rule(Some(r)),
-                None,
-            ));
-        }
-        // A `Tool(param:value)` deny rule, and such an ask rule as a tool-wide one.
-        if let Some(denied) = field_rule_denial(&set, tool, &names, input) {
+        if let Some(denied) = self.denial_before_own_check(&set, tool, &names, input) {
             return Some(Explanation::from_finding(denied, None));
         }
         let wide_ask = self

@@ -328,6 +328,50 @@ async fn rule_based_check_after_hook_allow() {
     );
 }
 
+/// `rule_denial`, the check without waiting: every deny of the rules that
+/// `check_rule_based` gives (tool-wide, command, path; field rules: review32_rules), the same message; nothing
+/// for an ask rule or a call no rule refuses.
+#[tokio::test]
+async fn the_rule_denial_without_waiting_is_the_rule_based_deny() {
+    let fx = Fixture::new();
+    let c = case("x", "Bash", "")
+        .deny(&["Bash(rm:*)", "Read(.env)", "Glob"])
+        .ask(&["Bash(git push:*)"]);
+    let (engine, ctx) = context(&fx, &c);
+    let bash = probe(&fx, "Bash");
+    let read = probe(&fx, "Read");
+    let glob = probe(&fx, "Glob");
+    let grep = probe(&fx, "Grep");
+    for (tool, input, denied) in [
+        (&bash, json!({"command": "rm -rf build"}), true),
+        (&bash, json!({"command": "ls && rm x"}), true),
+        (&bash, json!({"command": "git push"}), false),
+        (&bash, json!({"command": "ls"}), false),
+        (&read, json!({"file_path": fx.proj.join(".env")}), true),
+        (
+            &read,
+            json!({"file_path": fx.proj.join("README.md")}),
+            false,
+        ),
+        (&glob, json!({"pattern": "*"}), true),
+        (
+            &grep,
+            json!({"pattern": "x", "path": fx.proj.join(".env")}),
+            true,
+        ),
+        (&grep, json!({"pattern": "x"}), false),
+    ] {
+        let now = engine.rule_denial(tool, &input, &ctx);
+        let full = engine.check_rule_based(tool, &input, &ctx).await;
+        if denied {
+            assert_eq!(now.as_ref().map(behavior), Some("deny"), "{input}");
+            assert_eq!(now, full, "{input}");
+        } else {
+            assert_eq!(now, None, "{input}: {full:?}");
+        }
+    }
+}
+
 /// A tool-wide ask rule does not outrank a deny rule on the call's content: deny rules always
 /// take precedence (Claude Code's documented order; its code asks first), both in the full
 /// decision and in the check after a hook's allow. Without a matching deny, it asks, even in

@@ -237,10 +237,19 @@ async fn a_hooks_allow_does_not_pass_a_field_rule() {
         .check_rule_based(&tool, &json!({"repo": "secret-1"}), &ctx)
         .await;
     assert_eq!(got.as_ref().map(behavior), Some("deny"), "{got:?}");
+    // The same deny without waiting (what a listing built on the spot uses).
+    assert_eq!(
+        engine.rule_denial(&tool, &json!({"repo": "secret-1"}), &ctx),
+        got
+    );
     let got = engine
         .check_rule_based(&tool, &json!({"title": "t"}), &ctx)
         .await;
     assert_eq!(got.as_ref().map(behavior), Some("ask"), "{got:?}");
+    assert_eq!(
+        engine.rule_denial(&tool, &json!({"title": "t"}), &ctx),
+        None
+    );
     let got = engine
         .check_rule_based(&tool, &json!({"repo": "public"}), &ctx)
         .await;

@@ -624,23 +624,15 @@ pub fn skills_listing(ctx: &ToolUseContext) -> Option<String> {
 
 /// Whether a deny rule refuses the Skill call of `name`, as `engine` judges the call: its
 /// tool-wide, field and `Skill(name)` deny rules
-/// ([`tool_perms::PermissionEngine::check_rule_based`], with the built-in Skill tool, whose
-/// own check never waits). An ask rule does not refuse: the skill stays listed, and its
-/// call is asked.
+/// ([`tool_perms::PermissionEngine::rule_denial`]). An ask rule does not refuse: the skill
+/// stays listed, and its call is asked.
 fn refused_by_deny_rule(
     engine: &tool_perms::PermissionEngine,
     ctx: &ToolUseContext,
     name: &str,
 ) -> bool {
-    use std::future::Future as _;
     let input = serde_json::json!({ "skill": name });
-    let check = std::pin::pin!(engine.check_rule_based(&Skill, &input, ctx));
-    // Nothing in the rule check waits (it reads rules and the name): one poll decides it.
-    // Were it ever to wait, the skill stays listed; its call is still judged in full.
-    match check.poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
-        std::task::Poll::Ready(Some(result)) => result.behavior() == "deny",
-        _ => false,
-    }
+    engine.rule_denial(&Skill, &input, ctx).is_some()
 }
 
 /// Every skill the context can see, command files included, first of each name only, in

@@ -22,9 +22,9 @@ use crate::bash::commands::{
     deletes_in_destination, destination, effective_name, effective_words, git_config_files,
     git_content, git_read_only_but_for, git_repository_elsewhere, has_option, has_path_operands,
     inherited_git_variable, is_read_only, is_transparent, lists_the_cwd_by_default,
-    options_after_operands, path_args, path_use, reads_listed_files,
+    options_after_operands, path_args, path_use, read_path_args, reads_listed_files,
     reads_only_whatever_is_appended, reads_trees, safe_wrapper_len, sed_in_place,
-    wrapped_command_starts, wrapped_readings, xargs_arg_files,
+    sed_script_reason, wrapped_command_starts, wrapped_readings, xargs_arg_files,
 };
 use crate::bash::file_uses::{config_variables, file_uses};
 use crate::bash::parse::{
@@ -2634,6 +2634,8 @@ impl PermissionEngine {
             .as_ref()
             .map(|f| f.files.iter().map(|(_, u)| *u).collect())
             .unwrap_or_default();
+        // The reference file of `touch -r F` (`chmod --reference=F`, ...) is only read.
+        let reference_reads = read_path_args(name, words);
         let tree = reads_trees(name, words).map(|mut t| {
             // Its filters may be changed before it runs: none are taken into account.
             if rg_config || line_writes_before(analysis, sub, RG_IGNORE_NAMES) {
@@ -2805,6 +2807,7 @@ impl PermissionEngine {
         let in_place = changes_trees(name, words);
         let tree_changed = |index: usize| {
             index < listed
+                && !reference_reads.contains(&index)
                 && if dest.as_ref().is_some_and(|d| d.index == index) {
                     mirror_deletes
                 } else {
@@ -2853,7 +2856,11 @@ impl PermissionEngine {
         };
         for (index, arg) in args.iter().enumerate() {
             let written_into = dest.as_ref().is_some_and(|d| d.index == index) || index >= listed;
-            let use_ = uses.get(index).copied().unwrap_or(use_);
+            let use_ = match uses.get(index) {
+                Some(u) => *u,
+                None if reference_reads.contains(&index) => PathUse::Read,
+                None => use_,
+            };
             let use_ = if sources_read && !written_into {
                 PathUse::Read
             } else {
@@ -2917,9 +2924,17 @@ impl PermissionEngine {
                                 );
                                 return Some(Finding::safety_ask(why, text));
                             }
-                            let message = format!(
-                                "`{text}` uses a computed path ({raw}), which cannot be checked."
-                            );
+                            // The files a sed script names itself are no computed path:
+                            // said for what they are (the decision is the same).
+                            let sed_reason = (name == "sed").then(|| sed_script_reason(words, arg));
+                            let message = match sed_reason.flatten() {
+                                Some(reason) => {
+                                    format!("`{text}` runs {reason}, which cannot be checked.")
+                                }
+                                None => format!(
+                                    "`{text}` uses a computed path ({raw}), which cannot be checked."
+                                ),
+                            };
                             let f = self.computed_path(set, &raw, use_, removes_tree, message);
                             worst = Some(pick(worst, f.sub(text.clone())));
                         }

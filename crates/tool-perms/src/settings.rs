@@ -39,7 +39,8 @@ pub struct SettingsSources {
     pub inline: Vec<(RuleSource, Value)>,
     /// Whether the project directory is trusted. An untrusted project's own files
     /// (`.claude/settings.json`, `.claude/settings.local.json`) may only restrict: their
-    /// `deny` and `ask` rules and `disableBypassPermissionsMode: "disable"` apply, everything
+    /// `deny` and `ask` rules and `disableBypassPermissionsMode` (any value: one other than
+    /// `"disable"` is read as it) apply, everything
     /// else (allow rules, `additionalDirectories`, `defaultMode`, ...) is ignored and the
     /// files are listed in
     /// [`LoadedPermissions::untrusted_ignored`]. Inline values were given by the user and
@@ -757,7 +758,8 @@ pub struct LoadedPermissions {
     /// `permissions` keys and the top-level keys by name (`defaultMode`, `env`,
     /// `disableAllHooks`, `allowedMcpServers`, ...).
     pub untrusted_ignored_keys: Vec<String>,
-    /// `disableBypassPermissionsMode: "disable"` was set: bypassPermissions may not be
+    /// `disableBypassPermissionsMode` was set (to `"disable"`, or to a value of the wrong
+    /// type, which is read as `"disable"` and reported): bypassPermissions may not be
     /// entered, not even from a command-line flag.
     pub bypass_disabled: bool,
     /// The rules (with their source, as written in the context) whose problems
@@ -818,7 +820,8 @@ impl LoadedPermissions {
 
     /// Applies a `--mode` flag to `permission` (loaded from these settings):
     /// `bypassPermissions` is refused when the settings disable it
-    /// (`disableBypassPermissionsMode: "disable"` wins, as in Claude Code). The flag takes
+    /// (`disableBypassPermissionsMode: "disable"` wins, as in Claude Code; so does a value of
+    /// the wrong type, read as `"disable"`), naming the file that disables it. The flag takes
     /// the place of `defaultMode`, and bypass is available only when the flag asks for it
     /// (as Claude Code works it out from the mode it starts in): `--mode plan` under a
     /// `defaultMode` of `bypassPermissions` is plan mode, not bypass.
@@ -829,17 +832,21 @@ impl LoadedPermissions {
     ) -> Result<(), String> {
         let Some(mode) = mode else { return Ok(()) };
         if mode == PermissionMode::BypassPermissions && self.bypass_disabled {
-            // The file that disables it, the highest in precedence.
-            let by = self
-                .files
-                .iter()
-                .find(|f| {
-                    f.value
-                        .pointer("/permissions/disableBypassPermissionsMode")
-                        .and_then(Value::as_str)
-                        == Some("disable")
-                })
-                .map(|f| match (&f.path, &f.origin) {
+            // The file that disables it, the highest in precedence, with the value it
+            // holds (one of the wrong type is read as "disable").
+            let found = self.files.iter().find_map(|f| {
+                f.value
+                    .pointer("/permissions/disableBypassPermissionsMode")
+                    .map(|v| (f, v))
+            });
+            let value = match found {
+                Some((_, v)) if v.as_str() != Some("disable") => {
+                    format!("{}`, read as `\"disable\"", tool_core::shown_setting(v))
+                }
+                _ => "\"disable\"".to_owned(),
+            };
+            let by = found
+                .map(|(f, _)| match (&f.path, &f.origin) {
                     (Some(path), _) => path.display().to_string(),
                     (None, Some(origin)) => origin.clone(),
                     (None, None) => format!("the inline {} value", source_name(f.source)),
@@ -847,7 +854,7 @@ impl LoadedPermissions {
                 .map(|file| format!(" in {}", escape_hidden(&file)))
                 .unwrap_or_default();
             return Err(format!(
-                "--mode bypassPermissions: bypass is disabled by settings (`permissions.disableBypassPermissionsMode: \"disable\"`{by})"
+                "--mode bypassPermissions: bypass is disabled by settings (`permissions.disableBypassPermissionsMode: {value}`{by})"
             ));
         }
         permission.bypass_available = mode == PermissionMode::BypassPermissions;
@@ -857,13 +864,17 @@ impl LoadedPermissions {
 }
 
 /// A problem's words without the consequence a loader that goes on gives it at its end (`…;
-/// file ignored`, `…; ignored`, `…; group skipped`, `…; the section is left out`), for
-/// where the problem stops the command instead; a value named as ignored (`…; \`3\`
-/// ignored`) is kept (`…, not \`3\``). Other words are returned as they are.
+/// file ignored`, `…; ignored`, `…; group skipped`, `…; the section is left out`, a
+/// `disableBypassPermissionsMode` of the wrong type `…; read as "disable" …`), for where the
+/// problem stops the command instead; a value named as ignored (`…; \`3\` ignored`) is kept
+/// (`…, not \`3\``). Other words are returned as they are.
 pub fn without_consequence(message: &str) -> String {
     let Some((said, tail)) = message.rsplit_once("; ") else {
         return message.to_owned();
     };
+    if tail == BYPASS_WRONG_TYPE {
+        return said.to_owned();
+    }
     if let Some(value) = tail
         .strip_suffix(" ignored")
         .filter(|v| v.len() > 1 && v.starts_with('`') && v.ends_with('`'))
@@ -1135,8 +1146,14 @@ const MANAGED_ONLY_KEYS: &[&str] = &[
 /// ([`LoadedPermissions::diagnostics_under_mode`]).
 const BYPASS_OFF: &str = "`disableBypassPermissionsMode: \"disable\"` here turns bypassPermissions off; using default mode";
 
+/// What becomes of a `disableBypassPermissionsMode` that is not `"disable"`: the end of its
+/// error, which [`without_consequence`] leaves out where the value stops the command.
+const BYPASS_WRONG_TYPE: &str = "read as \"disable\" (a restriction of the wrong type never fails open): bypassPermissions is off";
+
 /// Loads the `permissions` sections: rule lists concatenated across levels (each rule keeps
-/// its source), `defaultMode` and `disableBypassPermissionsMode` by precedence,
+/// its source), `defaultMode` by precedence, `disableBypassPermissionsMode` from any level
+/// (a value other than `"disable"` is an error and read as `"disable"`: a restriction of the
+/// wrong type never fails open),
 /// `additionalDirectories` concatenated. `allowManagedPermissionRulesOnly` in managed
 /// settings keeps only managed rules (a value there that is not a boolean, an error, drops
 /// only the other levels' allow rules, stricter than either reading, and no rule is added
@@ -1460,21 +1477,21 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
                 )),
             }
         }
-        match perms.get("disableBypassPermissionsMode") {
-            None => {}
-            Some(v) if v.as_str() == Some("disable") => {
-                bypass_disabled = true;
-                disabled_by.get_or_insert((f.source, f.path.clone()));
+        if let Some(v) = perms.get("disableBypassPermissionsMode") {
+            // Claude Code's schema allows only "disable". Any other value (`true`,
+            // `"disabled"`, `null`) was still written to turn bypass off: a restriction of
+            // the wrong type never fails open, so it is read as "disable", and said.
+            bypass_disabled = true;
+            disabled_by.get_or_insert((f.source, f.path.clone()));
+            if v.as_str() != Some("disable") {
+                diagnostics.push(diag(
+                    Severity::Error,
+                    format!(
+                        "`permissions.disableBypassPermissionsMode` must be \"disable\", got {}; {BYPASS_WRONG_TYPE}",
+                        tool_core::shown_setting(v)
+                    ),
+                ));
             }
-            // Claude Code's schema allows only "disable": a `true` that reads as "disable"
-            // but does nothing must not pass unnoticed.
-            Some(v) => diagnostics.push(diag(
-                Severity::Error,
-                format!(
-                    "`permissions.disableBypassPermissionsMode` must be \"disable\", got {}; ignored",
-                    tool_core::shown_setting(v)
-                ),
-            )),
         }
         if perms
             .get("additionalDirectories")
@@ -1488,7 +1505,22 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
         for d in rule_list(perms, "additionalDirectories") {
             match d.as_str() {
                 Some(s) => {
+                    // One that names no directory adds nothing: said, as `--add-dir` says it
+                    // (trusted or not, as every problem of a project's file is).
+                    if s.trim().is_empty() {
+                        diagnostics.push(diag(
+                            Severity::Warning,
+                            format!(
+                                "`permissions.additionalDirectories` entry {} is empty: it adds nothing a session could use",
+                                if s.is_empty() { "\"\"".to_owned() } else { format!("{s:?}") }
+                            ),
+                        ));
+                        continue;
+                    }
                     let p = expand_path(s, &sources.project_dir, sources.home.as_deref());
+                    if !p.is_dir() {
+                        diagnostics.push(diag(Severity::Warning, no_directory_entry(s, &p)));
+                    }
                     if grants && !ctx.additional_working_directories.contains(&p) {
                         ctx.additional_working_directories.push(p);
                     }
@@ -1544,6 +1576,31 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
         bypass_disabled,
         rules_reported,
     }
+}
+
+/// The warning for an `additionalDirectories` entry `entry` (read as `path`) that is no
+/// directory: what it is instead, where it was read (a relative entry is taken in the
+/// project directory), and that a `$VAR` in it is not expanded (as in Claude Code).
+fn no_directory_entry(entry: &str, path: &Path) -> String {
+    let what = if path.exists() {
+        ""
+    } else {
+        " (it does not exist)"
+    };
+    let shown = path.display().to_string();
+    let read_as = if shown == entry {
+        String::new()
+    } else {
+        format!(" ({shown})")
+    };
+    let variable = if entry.trim_start().starts_with('$') {
+        "; a variable in it is not expanded (nor is it by Claude Code): write the directory itself"
+    } else {
+        ""
+    };
+    format!(
+        "`permissions.additionalDirectories` entry `{entry}`{read_as} is no directory{what}: it adds nothing a session could use{variable}"
+    )
 }
 
 /// A rule list's name as messages say it (`deny`, `ask`, `allow`).

@@ -1083,7 +1083,7 @@ fn settings_values_of_the_wrong_kind_are_reported() {
     let msgs: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
     assert!(
         msgs.iter().any(|m| m.contains(
-            "`permissions.disableBypassPermissionsMode` must be \"disable\", got true; ignored"
+            "`permissions.disableBypassPermissionsMode` must be \"disable\", got true; read as \"disable\""
         )),
         "{msgs:?}"
     );
@@ -1461,19 +1461,16 @@ fn an_untrusted_project_may_disable_bypass_mode() {
         loaded.untrusted_ignored
     );
 
-    // A value that does not disable is the same error as in a trusted project's file (not a
-    // grant that trusting the folder would apply), and changes nothing.
+    // Another value is the same error as in a trusted project's file, and, a restriction of
+    // the wrong type never failing open, disables bypass mode as "disable" does.
     std::fs::write(
         proj.join(".claude/settings.json"),
         json!({"permissions": {"disableBypassPermissionsMode": "enable"}}).to_string(),
     )
     .unwrap();
     let loaded = load_permissions(&sources);
-    assert_eq!(
-        loaded.context.mode,
-        tool_core::PermissionMode::BypassPermissions
-    );
-    assert!(loaded.context.bypass_available);
+    assert_eq!(loaded.context.mode, tool_core::PermissionMode::Default);
+    assert!(!loaded.context.bypass_available);
     assert!(
         loaded.untrusted_ignored.is_empty(),
         "{:?}",

@@ -2047,7 +2047,10 @@ struct ShortValues {
 fn short_values(name: &str) -> Option<ShortValues> {
     let (required, optional, files): (&'static str, &'static str, &'static [char]) = match name {
         "date" => ("dfrs", "I", &['f', 'r']),
+        // `-d DATE`, `-r FILE` (its times are read), `-t STAMP`.
         "touch" => ("drt", "", &['r']),
+        // `-r FILE` (its size is read), `-s SIZE`.
+        "truncate" => ("rs", "", &['r']),
         "cp" | "mv" | "ln" => ("St", "", &['t']),
         "install" => ("gmotS", "", &['t']),
         // `-e CMD`, `-f RULE`, `-B SIZE`, `-M OPT`, `-@ SECS`, `-T DIR` (its temporary files).
@@ -2104,6 +2107,17 @@ fn short_values(name: &str) -> Option<ShortValues> {
     })
 }
 
+/// The options of a command that changes files whose value names a reference file, which
+/// it only reads (stats) to copy its times, mode, owner or size (`touch -r F`, `chmod
+/// --reference=F`): its short letters and its long option.
+fn reference_options(name: &str) -> (&'static [char], &'static str) {
+    match name {
+        "touch" | "truncate" => (&['r'], "--reference"),
+        "chmod" | "chown" | "chgrp" => (&[], "--reference"),
+        _ => (&[], ""),
+    }
+}
+
 /// Long options whose value always names a file the command reads (`--opt=FILE` or
 /// `--opt FILE`, in any spelling getopt accepts).
 fn file_long_options(name: &str) -> &'static [&'static str] {
@@ -2115,6 +2129,9 @@ fn file_long_options(name: &str) -> &'static [&'static str] {
         "awk" | "gawk" | "mawk" | "nawk" => &["--file", "--include", "--exec"],
         "jq" => &["--from-file", "--rawfile", "--slurpfile", "--library-path"],
         "date" => &["--file", "--reference"],
+        // The reference file whose times, mode, owner or size are copied: only read
+        // ([`reference_options`]).
+        "touch" | "chmod" | "chown" | "chgrp" | "truncate" => &["--reference"],
         "wc" => &["--files0-from"],
         "sort" => &["--files0-from", "--output"],
         "less" | "zless" => &[
@@ -2155,6 +2172,9 @@ fn file_long_options(name: &str) -> &'static [&'static str] {
 /// optional (`--backup[=CONTROL]`) take it only after `=` and are not listed.
 fn long_values(name: &str) -> &'static [&'static str] {
     match name {
+        "touch" => &["--date", "--time"],
+        "truncate" => &["--size"],
+        "chown" | "chgrp" => &["--from"],
         "fmt" => &["--width", "--prefix", "--goal"],
         "pr" => &[
             "--pages",
@@ -2310,6 +2330,14 @@ enum Next {
 /// that write), and `dd`'s `if=`/`of=`.
 pub fn path_args(name: &str, words: &[Word]) -> Vec<Word> {
     path_args_and_operands(name, words).paths
+}
+
+/// The indices in [`path_args`] of the files a command that changes its files only reads:
+/// the reference file of `touch -r F`/`--reference=F`, `chmod`, `chown`, `chgrp` and
+/// `truncate --reference=F`, whose times, mode, owner or size are copied onto the operands
+/// (which are written). Every other path has the command's [`path_use`].
+pub fn read_path_args(name: &str, words: &[Word]) -> Vec<usize> {
+    path_args_and_operands(name, words).reads
 }
 
 /// Whether `words` names a path as an operand (not only as an option's value, as in `rg
@@ -2675,6 +2703,8 @@ struct PathArgs {
     /// Operands left out of `paths`: devices a symbolic link points to (`ln -s /dev/null
     /// x`), before its destination.
     dropped: usize,
+    /// [`read_path_args`].
+    reads: Vec<usize>,
 }
 
 /// [`path_args`], whether one of them is an operand, and which one is a target directory.
@@ -2687,6 +2717,7 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
             target: None,
             operand_indices: Vec::new(),
             dropped: 0,
+            reads: Vec::new(),
         };
     }
     if SCRIPT_SHELLS.contains(&name) {
@@ -2697,6 +2728,7 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
             paths,
             target: None,
             dropped: 0,
+            reads: Vec::new(),
         };
     }
     if name == "sed" {
@@ -2708,6 +2740,7 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
             operands,
             target: None,
             dropped: 0,
+            reads: Vec::new(),
         };
     }
     if let Some(uses) = file_uses::file_uses(name, words) {
@@ -2727,6 +2760,7 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
             target: None,
             operand_indices: Vec::new(),
             dropped: 0,
+            reads: Vec::new(),
         };
     }
     if name == "git" {
@@ -2737,6 +2771,7 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
             target: None,
             operand_indices: Vec::new(),
             dropped: 0,
+            reads: Vec::new(),
         };
     }
     let takes_target = matches!(name, "cp" | "mv" | "ln" | "install");
@@ -2752,10 +2787,18 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
     let shorts = short_values(name);
     let file_longs = file_long_options(name);
     let as_path = option_value_path;
+    // The reference file's option (only read: [`read_path_args`]), and whether the next
+    // word is its value.
+    let (reference_letters, reference_long) = reference_options(name);
+    let mut reads = Vec::new();
+    let mut next_is_reference = false;
     for w in &words[1..] {
         match std::mem::take(&mut next) {
             Next::Skip => continue,
             Next::Path => {
+                if std::mem::take(&mut next_is_reference) {
+                    reads.push(out.len());
+                }
                 out.push(w.clone());
                 continue;
             }
@@ -2850,13 +2893,18 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
                             names_long(v, l)
                         }
                     });
+                    let reference = !reference_long.is_empty() && names_long(v, reference_long);
                     match v.split_once('=') {
                         Some((_, value))
                             if writes || names_a_file || value.starts_with(['/', '~', '.']) =>
                         {
+                            if reference {
+                                reads.push(out.len());
+                            }
                             out.push(as_path(value, w));
                         }
                         None if names_a_file => {
+                            next_is_reference = reference;
                             next = if name == "jq" && v != "--from-file" {
                                 Next::NameThenPath
                             } else {
@@ -2890,15 +2938,24 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
                     {
                         let file = shorts.as_ref().is_some_and(|sv| sv.files.contains(&letter));
                         let is_target = takes_target && letter == 't';
+                        let reference = reference_letters.contains(&letter);
                         if is_target && !value.is_empty() {
                             target = Some(out.len());
                         }
                         match (value.is_empty(), file) {
                             (true, _) if !required => {}
                             (true, true) if is_target => next = Next::Target,
-                            (true, true) => next = Next::Path,
+                            (true, true) => {
+                                next_is_reference = reference;
+                                next = Next::Path;
+                            }
                             (true, false) => next = Next::Skip,
-                            (false, true) => out.push(as_path(value, w)),
+                            (false, true) => {
+                                if reference {
+                                    reads.push(out.len());
+                                }
+                                out.push(as_path(value, w));
+                            }
                             (false, false) => {}
                         }
                     }
@@ -2984,6 +3041,7 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
         target,
         operand_indices,
         dropped: dropped_count,
+        reads,
     }
 }
 
@@ -3074,6 +3132,24 @@ fn sed_path_args(words: &[Word]) -> Vec<Word> {
         })
         .chain(in_script)
         .collect()
+}
+
+/// Why the word [`sed_path_args`] adds for the files a sed script names itself (`r FILE`,
+/// `w FILE`, `-f FILE`) cannot be checked, as a message says it: "a sed script that reads
+/// or writes other files (`r /etc/hostname`)", "a sed script file (`-f fix.sed`)". `None`
+/// for any other word of `sed WORDS`, and for a line not understood or a computed script
+/// (a computed path).
+pub fn sed_script_reason(words: &[Word], arg: &Word) -> Option<String> {
+    if arg.value.is_some() || arg.raw != join_raw(words) {
+        return None;
+    }
+    let args: Vec<&str> = words
+        .get(1..)
+        .unwrap_or_default()
+        .iter()
+        .map(|w| w.value.as_deref().unwrap_or("\0computed"))
+        .collect();
+    sed::script_files_reason(&args)
 }
 
 /// The directories the glob words of a command that only reads list, those words that are

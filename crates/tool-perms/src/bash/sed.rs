@@ -326,6 +326,138 @@ pub(crate) fn may_use_script_files(args: &[&str]) -> bool {
         })
 }
 
+/// Why the files `sed ARGS` may use cannot be checked, when [`may_use_script_files`] says
+/// so for a command line that is understood and whose scripts are all written out: "a sed
+/// script file (`-f fix.sed`)", or "a sed script that reads or writes other files (`r
+/// /etc/hostname`)" naming the first command that does (`r`, `R`, `w`, `W`, `s///w`), or
+/// "a sed script that may read or write other files (`SCRIPT`)" when none is found (one of
+/// those letters in a script that is not a plain edit). `None` otherwise: a line not
+/// understood or a computed script is a computed path.
+pub(crate) fn script_files_reason(args: &[&str]) -> Option<String> {
+    let call = SedCall::parse(args)?;
+    if let Some(&(index, offset)) = call.script_files.first() {
+        let name = args.get(index)?.get(offset..)?;
+        return Some(format!("a sed script file (`-f {}`)", shown(name)));
+    }
+    let scripts = call.scripts();
+    if scripts.iter().any(|s| s.contains('\0')) {
+        return None;
+    }
+    let risky: Vec<&str> = scripts
+        .into_iter()
+        .filter(|s| !is_edit_script(s) && s.contains(['r', 'R', 'w', 'W']))
+        .collect();
+    if let Some(command) = risky.iter().find_map(|s| file_command(s)) {
+        return Some(format!(
+            "a sed script that reads or writes other files (`{}`)",
+            shown(command)
+        ));
+    }
+    risky.first().map(|s| {
+        format!(
+            "a sed script that may read or write other files (`{}`)",
+            shown(s)
+        )
+    })
+}
+
+/// A script or command as a message quotes it: its first line, at most 80 characters.
+fn shown(text: &str) -> String {
+    let line = text.trim().lines().next().unwrap_or("");
+    let mut out: String = line.chars().take(80).collect();
+    if out.len() < text.trim().len() {
+        out.push('…');
+    }
+    out
+}
+
+/// The first command of a sed script that names a file (`r F`, `R F`, `w F`, `W F`, an `s`
+/// with the `w` flag), with its address, as written (to the end of its line); read as
+/// loosely as [`script_executes`] reads a script.
+fn file_command(script: &str) -> Option<&str> {
+    let chars: Vec<(usize, char)> = script.char_indices().collect();
+    let at = |i: usize| chars.get(i).map(|(_, c)| *c);
+    let offset = |i: usize| chars.get(i).map_or(script.len(), |(o, _)| *o);
+    let line_end = |i: usize| {
+        let mut j = i;
+        while at(j).is_some_and(|c| c != '\n') {
+            j += 1;
+        }
+        j
+    };
+    // From `i` at a delimiter, the index after the next unescaped one.
+    let skip_delimited = |mut i: usize, delim: char| -> usize {
+        i += 1;
+        while at(i).is_some_and(|c| c != delim) {
+            if at(i) == Some('\\') {
+                i += 1;
+            }
+            i += 1;
+        }
+        i + 1
+    };
+    let mut i = 0;
+    while i < chars.len() {
+        while at(i).is_some_and(|c| c.is_whitespace() || matches!(c, ';' | '{' | '}')) {
+            i += 1;
+        }
+        let start = i;
+        // The address.
+        loop {
+            match at(i) {
+                Some(c) if c.is_ascii_digit() || matches!(c, '$' | ',' | '!' | '~' | '+' | ' ') => {
+                    i += 1;
+                }
+                Some('/') => {
+                    i = skip_delimited(i, '/');
+                    while matches!(at(i), Some('I' | 'M')) {
+                        i += 1;
+                    }
+                }
+                Some('\\') => match at(i + 1) {
+                    Some(d) => {
+                        i = skip_delimited(i + 1, d);
+                        while matches!(at(i), Some('I' | 'M')) {
+                            i += 1;
+                        }
+                    }
+                    None => return None,
+                },
+                _ => break,
+            }
+        }
+        let end = line_end(i);
+        match at(i)? {
+            'r' | 'R' | 'w' | 'W' => return Some(script[offset(start)..offset(end)].trim()),
+            's' | 'y' => {
+                let is_s = at(i) == Some('s');
+                let delim = at(i + 1)?;
+                let mut j = skip_delimited(i + 1, delim);
+                j = skip_delimited(j - 1, delim);
+                while let Some(c) = at(j) {
+                    if matches!(c, ';' | '\n' | '}') {
+                        break;
+                    }
+                    if is_s && c == 'w' {
+                        return Some(script[offset(start)..offset(end)].trim());
+                    }
+                    j += 1;
+                }
+                i = j;
+            }
+            // Text to the end of the line (`a text`, `i text`, `c text`, a comment).
+            'a' | 'i' | 'c' | '#' => i = end,
+            _ => {
+                i += 1;
+                while at(i).is_some_and(|c| !matches!(c, ';' | '\n' | '}')) {
+                    i += 1;
+                }
+            }
+        }
+    }
+    None
+}
+
 /// Whether `sed ARGS` only prints lines: `-n` (or `--quiet`), no `-i`, no `-f`, options that
 /// change nothing but the reading (`-E -r -s -z -u`), and scripts made of line numbers,
 /// `$`, `,`, `;` and `p`.
@@ -618,6 +750,41 @@ mod tests {
         ] {
             assert!(!is_edit_script(bad), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn commands_that_name_files() {
+        for (script, command) in [
+            ("r /etc/hostname", Some("r /etc/hostname")),
+            ("1R x", Some("1R x")),
+            ("s/a/b/;$W y.txt", Some("$W y.txt")),
+            ("s/a/b/w out", Some("s/a/b/w out")),
+            ("/x/,/y/ w out\np", Some("/x/,/y/ w out")),
+            ("s/r/w/g;1!G", None),
+            ("a read this\n2w out", Some("2w out")),
+            ("s/a\\/r/b/gw o", Some("s/a\\/r/b/gw o")),
+        ] {
+            assert_eq!(file_command(script), command, "{script:?}");
+        }
+        assert_eq!(
+            script_files_reason(&["-i", "r /etc/hostname", "f"]).as_deref(),
+            Some("a sed script that reads or writes other files (`r /etc/hostname`)")
+        );
+        assert_eq!(
+            script_files_reason(&["-i", "-ffix.sed", "f"]).as_deref(),
+            Some("a sed script file (`-f fix.sed`)")
+        );
+        assert_eq!(
+            script_files_reason(&["-i", "1!G;h;$!d", "f"]).as_deref(),
+            None,
+            "no r/R/w/W: the script names no file"
+        );
+        assert_eq!(
+            script_files_reason(&["-i", "y/r/w/", "f"]).as_deref(),
+            Some("a sed script that may read or write other files (`y/r/w/`)")
+        );
+        assert_eq!(script_files_reason(&["-i", "\0computed", "f"]), None);
+        assert_eq!(script_files_reason(&["-x", "f"]), None);
     }
 
     #[test]

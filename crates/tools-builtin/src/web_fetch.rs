@@ -8,9 +8,15 @@
 //!   unreachable; we keep them on `http`. Such a fetch still needs its permission like any
 //!   other (`WebFetch(domain:localhost)`), and a Bash `curl` could reach them anyway.
 //! - Redirects are followed (up to [`MAX_REDIRECTS`]) only within the same host (adding or
-//!   removing `www.`), scheme and port, and only when the session's permission rules let
-//!   WebFetch reach the new URL too (a deny or ask rule on the `www.` host holds); any other
-//!   redirect is returned as text telling the model which URL to fetch instead. Raw bytes in
+//!   removing `www.`), scheme and port; a change of host (`www.`) only when the session's
+//!   deny and ask rules let WebFetch reach the new URL too, as Claude Code checks it (a deny
+//!   or ask rule on the `www.` host holds), and in a session that cannot ask (dontAsk mode,
+//!   `avoid_prompts`) only when an allow rule covers it (`redirect_clear`). After a redirect
+//!   the result names the URL the content came from (`URL (redirected from URL)`). Any other
+//!   redirect is returned as Claude Code's text telling the model which URL to fetch
+//!   instead, unless WebFetch never fetches that URL (another scheme, such as `file:` or
+//!   `javascript:`; credentials, shown masked; no dotted host; too long): that is an error
+//!   saying so (`unfetchable_redirect`), not an invitation to a call that fails. Raw bytes in
 //!   a `Location` (UTF-8 or not) are percent-encoded, as browsers and curl read them; an
 //!   empty one (or white space only) is reported as missing, as Claude Code reports it.
 //! - The body is read up to [`WebFetchLimits::max_bytes`] (10 MiB) within
@@ -53,7 +59,9 @@
 //!   `offset`, cut at [`RAW_WINDOW_CHARS`] (under the pipeline's 50,000-character
 //!   persistence threshold, so the model reads it inline) with a note saying how to read
 //!   on. A call that reads no page (binary content described, HTML not converted in time,
-//!   an `offset` past the end) returns its note, and asks no model.
+//!   an `offset` past the end, an empty page: `[The page at URL is empty (204 No
+//!   Content).]`, also for a body that is only white space once converted) returns its note,
+//!   and asks no model.
 //! - Permission rules match the URL (`WebFetch(domain:host)` rules).
 use std::borrow::Cow;
 use std::net::IpAddr;
@@ -153,7 +161,8 @@ pub struct WebFetchOutput {
     pub result: String,
     /// Time taken, in milliseconds.
     pub duration_ms: u64,
-    /// The URL fetched (after the https upgrade).
+    /// The URL fetched (after the https upgrade): the one asked for, also when a same-site
+    /// redirect was followed (`result` then names the URL the content came from).
     pub url: String,
 }
 
@@ -272,28 +281,84 @@ pub fn prepare_url(raw: &str) -> Result<Url, String> {
         ));
     }
     let mut url = Url::parse(raw).map_err(|e| format!("Invalid URL \"{raw}\": {e}"))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!(
-            "Invalid URL \"{raw}\": only http and https URLs can be fetched"
-        ));
+    if let Some(refusal) = refusal(&url) {
+        return Err(format!("Invalid URL \"{raw}\": {}", refusal.words()));
     }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(format!(
-            "Invalid URL \"{raw}\": URLs with a user name or password are not fetched"
-        ));
-    }
-    let host = url.host_str().unwrap_or_default().to_owned();
-    let loopback = is_loopback_host(&host);
-    if !loopback && !host.contains('.') {
-        return Err(format!(
-            "Invalid URL \"{raw}\": the host name must be a public domain name"
-        ));
-    }
-    if url.scheme() == "http" && !loopback {
+    if url.scheme() == "http" && !is_loopback_host(url.host_str().unwrap_or_default()) {
         url.set_scheme("https")
             .map_err(|()| format!("Invalid URL \"{raw}\": cannot switch it to https"))?;
     }
     Ok(url)
+}
+
+/// Why WebFetch never fetches a parsed URL ([`refusal`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    /// Its scheme is not `http` or `https`.
+    Scheme,
+    /// It has a user name or a password.
+    Credentials,
+    /// Its host is no dotted name (nor loopback).
+    Host,
+}
+
+impl Refusal {
+    /// The reason, as [`prepare_url`] gives it.
+    fn words(self) -> &'static str {
+        match self {
+            Refusal::Scheme => "only http and https URLs can be fetched",
+            Refusal::Credentials => "URLs with a user name or password are not fetched",
+            Refusal::Host => "the host name must be a public domain name",
+        }
+    }
+}
+
+/// Why WebFetch never fetches `url` (Claude Code's `validateURL`, past the length), if it
+/// does not: a scheme other than `http` and `https`, a user name or password, a host that is
+/// no dotted name and not loopback.
+fn refusal(url: &Url) -> Option<Refusal> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Some(Refusal::Scheme);
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Some(Refusal::Credentials);
+    }
+    let host = url.host_str().unwrap_or_default();
+    (!is_loopback_host(host) && !host.contains('.')).then_some(Refusal::Host)
+}
+
+/// The error for a redirect from `from` to a URL WebFetch never fetches ([`refusal`], or
+/// longer than [`MAX_URL_LENGTH`]), if `to` is one: handed back as Claude Code's "REDIRECT
+/// DETECTED" text, it would only invite a call that fails validation. Credentials in it are
+/// masked (`***`).
+fn unfetchable_redirect(from: &Url, to: &Url) -> Option<String> {
+    let length = to.as_str().encode_utf16().count();
+    match refusal(to) {
+        Some(Refusal::Credentials) => {
+            let mut masked = to.clone();
+            // Both work on a URL with credentials (it has a host).
+            let _ = masked.set_username("***");
+            if masked.password().is_some() {
+                let _ = masked.set_password(Some("***"));
+            }
+            Some(format!(
+                "{from} redirects to a URL with credentials (a user name or password), which \
+                 WebFetch does not fetch: {masked}"
+            ))
+        }
+        Some(Refusal::Scheme) => Some(format!(
+            "{from} redirects to {to}, which WebFetch cannot fetch (only http and https URLs)"
+        )),
+        Some(Refusal::Host) => Some(format!(
+            "{from} redirects to {to}, which WebFetch cannot fetch (the host name must be a \
+             public domain name)"
+        )),
+        None if length > MAX_URL_LENGTH => Some(format!(
+            "{from} redirects to a URL of {length} characters, which WebFetch cannot fetch (the \
+             limit is {MAX_URL_LENGTH}): {to}"
+        )),
+        None => None,
+    }
 }
 
 /// Whether a redirect from `from` to `to` stays on the same site: same scheme and port, and
@@ -414,27 +479,39 @@ fn untrusted_certificate() -> String {
     )
 }
 
-/// Whether the session's permission rules let WebFetch reach `url` as they let it reach the
-/// URL it was called with: a same-site redirect is followed only then (a deny or ask rule
-/// on `www.example.com` holds when `example.com` redirects there); otherwise it is handed
-/// back as a redirect, for the model to fetch (and be permitted) on its own.
+/// Whether a same-site redirect to another host (adding or dropping `www.`) is followed:
+/// when the session's permission rules let WebFetch reach `url` as they let it reach the URL
+/// it was called with. Otherwise it is handed back as a redirect, for the model to fetch
+/// (and be permitted) on its own.
+///
+/// As Claude Code, the new host is checked against the deny and ask rules only (a deny or
+/// ask rule on `www.example.com` holds when `example.com` redirects there), not against
+/// the allow rules: in a session that asks, a fetch of the new host would ask, and the same
+/// site is taken as one. **Decision**: in a session that cannot ask (dontAsk mode, or
+/// `avoid_prompts`, a background agent), where a fetch of a host no allow rule covers is
+/// refused, the redirect is followed only when the whole decision for the new URL is an
+/// allow (an allow rule covers it); otherwise it is handed back, so that with only
+/// `WebFetch(domain:www.example.com)` allowed, `www.example.com` cannot serve
+/// `example.com`'s content.
 ///
 /// The rules are the session engine's when the host put one in the app state
 /// ([`tool_perms::SessionEngine`]); else those of the context's permission settings (a
 /// library host may keep its rules only there), as Grep and Glob read them
-/// ([`tool_perms::PermissionEngine::for_walking`]), with the ask rules as well as the deny
-/// rules.
-async fn rules_clear(url: &Url, ctx: &ToolUseContext) -> bool {
+/// ([`tool_perms::PermissionEngine::for_walking`]), with the allow rules too when the
+/// session cannot ask.
+async fn redirect_clear(url: &Url, ctx: &ToolUseContext) -> bool {
+    let perm = ctx.permission();
+    let cannot_ask = perm.mode == tool_core::PermissionMode::DontAsk || perm.avoid_prompts;
     let engine = match ctx.app_state().get::<tool_perms::SessionEngine>() {
         Some(tool_perms::SessionEngine(engine)) => engine,
         None => {
-            let perm = ctx.permission();
-            if perm.deny.is_empty() && perm.ask.is_empty() {
+            if !cannot_ask && perm.deny.is_empty() && perm.ask.is_empty() {
                 return true;
             }
             let rules = tool_core::ToolPermissionContext {
                 deny: perm.deny.clone(),
                 ask: perm.ask.clone(),
+                allow: perm.allow.clone(),
                 ..Default::default()
             };
             let mut roots = tool_perms::PathRoots::for_cwd(ctx.cwd());
@@ -445,6 +522,14 @@ async fn rules_clear(url: &Url, ctx: &ToolUseContext) -> bool {
         }
     };
     let input = serde_json::json!({"url": url.as_str(), "prompt": ""});
+    if cannot_ask {
+        // The decision before dontAsk turns an ask into a denial (and without counting it
+        // as one: nothing was refused yet).
+        return matches!(
+            engine.explain_inner(&WebFetch, &input, ctx).await.result,
+            tool_core::PermissionResult::Allow { .. }
+        );
+    }
     engine
         .check_rule_based(&WebFetch, &input, ctx)
         .await
@@ -515,10 +600,13 @@ async fn fetch(
             })?;
             // Only a change of host (adding or dropping `www.`) can meet other rules.
             if is_permitted_redirect(&current, &next)
-                && (next.host_str() == current.host_str() || rules_clear(&next, ctx).await)
+                && (next.host_str() == current.host_str() || redirect_clear(&next, ctx).await)
             {
                 current = next;
                 continue;
+            }
+            if let Some(refused) = unfetchable_redirect(&current, &next) {
+                return Err(ToolError::msg(refused));
             }
             return Ok(Fetched::Redirect {
                 to: next.to_string(),
@@ -569,6 +657,12 @@ async fn fetch(
             Ok((body.len() as u64, to_markdown(&body, &content_type)))
         })
         .await?;
+        // Nothing to read: said so, and no small model is asked about it.
+        let converted = if bytes == 0 || (!converted.note && converted.text.trim().is_empty()) {
+            Converted::note(empty_note(&current, status.as_u16(), &code_text, bytes))
+        } else {
+            converted
+        };
         return Ok(Fetched::Page(Page {
             url: current,
             fetched: Instant::now(),
@@ -582,6 +676,26 @@ async fn fetch(
     Err(ToolError::msg(format!(
         "Too many redirects (more than {MAX_REDIRECTS}) fetching {url}"
     )))
+}
+
+/// The note for a page with nothing to read at `url`: no body (`204 No Content`, a `200`
+/// with none), or one of `bytes` bytes that hold no text once converted (only white space, an
+/// HTML page of scripts).
+fn empty_note(url: &Url, code: u16, code_text: &str, bytes: u64) -> String {
+    let status = if code_text.is_empty() {
+        code.to_string()
+    } else {
+        format!("{code} {code_text}")
+    };
+    let why = if bytes > 0 {
+        format!("{status}: its {bytes} bytes hold no text once converted to Markdown")
+    } else if code == 204 {
+        // "No Content" says it already.
+        status
+    } else {
+        format!("{status}, no content")
+    };
+    format!("[The page at {url} is empty ({why}).]")
 }
 
 /// The content codings WebFetch decodes, as its requests' `Accept-Encoding` names them
@@ -1422,7 +1536,8 @@ struct Converted {
     /// Its Markdown (or text), or a note saying why nothing of it is shown.
     text: String,
     /// Whether `text` is only a note for the main model (binary content described, HTML
-    /// that could not be converted in time): no page for a small model to read.
+    /// that could not be converted in time, an empty page): no page for a small model to
+    /// read.
     note: bool,
 }
 
@@ -2212,9 +2327,16 @@ Usage notes:\n\
             let given = input.offset.unwrap_or_default();
             format!("[offset {given} is past the end of the content ({total} characters)]")
         };
+        // The URL the content came from, with the one asked for when a redirect was
+        // followed (to the `www.` host, or within the host).
+        let source = if page.url == url {
+            key.clone()
+        } else {
+            format!("{} (redirected from {key})", page.url)
+        };
         let raw = |why: &str| {
             format!(
-                "[{why}; the content of {key} follows as Markdown.]\n\n{}",
+                "[{why}; the content of {source} follows as Markdown.]\n\n{}",
                 window(&page.content, offset, RAW_WINDOW_CHARS).shown(past_end)
             )
         };
@@ -2235,17 +2357,26 @@ Usage notes:\n\
                     // page: the fetch worked.
                     // A model request that stalls does not hold a cancelled call.
                     let answer = tokio::select! {
-                        answer = model.apply(&key, &input.prompt, &text) => answer,
+                        answer = model.apply(page.url.as_str(), &input.prompt, &text) => answer,
                         () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled(None)),
                     };
                     match answer {
-                        // What the small model was not given is said after its answer, for
-                        // the main model, which may read on.
-                        Ok(answer) if end < total => format!(
-                            "{answer}\n\n[The prompt was applied to characters {offset}-{end} of \
-                             {total}. Call WebFetch again with offset {end} to read more.]"
-                        ),
-                        Ok(answer) => answer,
+                        Ok(mut answer) => {
+                            // Where the page came from, after a redirect, and what the small
+                            // model was not given are said after its answer, for the main
+                            // model, which may read on.
+                            if page.url != url {
+                                answer.push_str(&format!("\n\n[The content came from {source}.]"));
+                            }
+                            if end < total {
+                                answer.push_str(&format!(
+                                    "\n\n[The prompt was applied to characters {offset}-{end} \
+                                     of {total}. Call WebFetch again with offset {end} to read \
+                                     more.]"
+                                ));
+                            }
+                            answer
+                        }
                         Err(e) => raw(&format!("The prompt could not be applied ({e})")),
                     }
                 }

@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio_util::sync::CancellationToken;
 
 use crate::file_state::{FileStateCache, expand_path, normalize_lexically};
+use crate::hook_events::{HookEventOutcome, HookEvents};
 use crate::permission::ToolPermissionContext;
 use crate::result::Message;
 use crate::tool::Tool;
@@ -264,6 +265,8 @@ struct Inner {
     session_id: String,
     prompt_id: Option<String>,
     results_dir: Option<PathBuf>,
+    /// The hooks of events a tool raises itself ([`ToolUseContext::hook_events`]).
+    hook_events: Option<Arc<dyn HookEvents>>,
 }
 
 /// The order calls get their tool_use id in: the executor starts calls in the order their
@@ -814,6 +817,7 @@ impl ToolUseContext {
                 session_id: String::new(),
                 prompt_id: None,
                 results_dir: None,
+                hook_events: None,
             }),
         }
     }
@@ -1042,6 +1046,26 @@ impl ToolUseContext {
         self.inner.results_dir.as_deref()
     }
 
+    /// The hooks of events a tool raises itself (TaskCreated, TaskCompleted), if the host
+    /// gave any ([`with_hook_events`](Self::with_hook_events)): the pipeline puts its own in
+    /// every call's context. `None`: no such hooks run.
+    pub fn hook_events(&self) -> Option<&Arc<dyn HookEvents>> {
+        self.inner.hook_events.as_ref()
+    }
+
+    /// Runs the hooks of `event` with `fields` through [`hook_events`](Self::hook_events),
+    /// under this context's cancellation; without any, an empty outcome (nothing blocks).
+    pub async fn run_hook_event(
+        &self,
+        event: &'static str,
+        fields: serde_json::Map<String, serde_json::Value>,
+    ) -> HookEventOutcome {
+        match &self.inner.hook_events {
+            Some(hooks) => hooks.run(event, fields, self).await,
+            None => HookEventOutcome::default(),
+        }
+    }
+
     // ----- deriving -----
 
     /// With session options.
@@ -1197,6 +1221,17 @@ impl ToolUseContext {
     pub fn with_results_dir(self, dir: impl Into<PathBuf>) -> Self {
         let dir = dir.into();
         self.edit(|i| i.results_dir = Some(dir))
+    }
+
+    /// With the hooks of events tools raise themselves (see
+    /// [`hook_events`](Self::hook_events)), in place of any given before.
+    pub fn with_hook_events(self, hooks: Arc<dyn HookEvents>) -> Self {
+        self.edit(|i| i.hook_events = Some(hooks))
+    }
+
+    /// Without hooks of events tools raise: such events run nothing.
+    pub fn without_hook_events(self) -> Self {
+        self.edit(|i| i.hook_events = None)
     }
 }
 

@@ -7,8 +7,10 @@
 //! hooks and the permission engine share.
 //!
 //! It is **not** where tools run, are permitted or are hooked: it knows nothing of processes,
-//! MCP, settings files, hooks or the executor. It spawns no tasks. Everything else in the
-//! workspace depends on it; it depends on no crate of ours.
+//! MCP, settings files, hooks or the executor (the events a tool raises for hooks itself,
+//! TaskCreated and TaskCompleted, go through [`HookEvents`], a seam in the context that the
+//! pipeline fills). It spawns no tasks. Everything else in the workspace depends on it; it
+//! depends on no crate of ours.
 //!
 //! # Writing a tool
 //!
@@ -87,6 +89,7 @@ pub mod content;
 pub mod context;
 pub mod error;
 pub mod file_state;
+pub mod hook_events;
 pub mod input;
 pub mod permission;
 #[cfg(unix)]
@@ -117,6 +120,7 @@ pub use file_state::{
     MODIFIED_MESSAGE, NOT_READ_MESSAGE, StaleFile, create_private_dir, expand_path, mtime_ms,
     normalize_lexically, now_ms,
 };
+pub use hook_events::{HookEventOutcome, HookEvents};
 pub use input::{InputError, InputIssue, check_input, json_type, shown_setting};
 pub use permission::{
     DecisionReason, PermissionMode, PermissionResult, PermissionUpdate, RuleBehavior, RuleSource,

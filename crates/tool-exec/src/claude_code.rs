@@ -8,7 +8,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tool_core::{
-    Message, PermissionResult, PermissionSubject, PermissionUpdate, Tool, ToolUseContext, find_tool,
+    HookEventOutcome, Message, PermissionResult, PermissionSubject, PermissionUpdate, Tool,
+    ToolUseContext, find_tool,
 };
 use tool_hooks::{
     BatchToolCall, HookRunner, IfMatch, PermissionDecision, RuleMatcher, ToolCallInfo,
@@ -180,6 +181,40 @@ impl Hooks for HookRunner {
 
     async fn loop_event(&self, event: LoopEvent<'_>, ctx: &ToolUseContext) -> LoopEventOutcome {
         run_loop_event(self, event, ctx).await
+    }
+
+    /// TaskCreated and TaskCompleted (no matcher: every group's hooks run). Exit code 2 and
+    /// `decision: "block"` block, as on the other blocking events; so does `continue:
+    /// false`, whose `stopReason` is the text (Claude Code stops the teammate there, and
+    /// there are no teammates here). What else the hooks said comes back as messages,
+    /// named by the event.
+    async fn tool_event(
+        &self,
+        event: &'static str,
+        fields: serde_json::Map<String, Value>,
+        ctx: &ToolUseContext,
+    ) -> HookEventOutcome {
+        // Without the seam itself: an `async` hook keeps its context until it ends, and
+        // through the seam it would keep this runner alive past its host.
+        let ctx = ctx.clone().without_hook_events();
+        let out = self.run_event(event, fields, None, &ctx).await;
+        let mut blocking = blocking_lines(&out.common);
+        if let Some(stop) = &out.common.stop {
+            blocking.push(
+                match stop.reason.as_deref().filter(|r| !r.trim().is_empty()) {
+                    Some(reason) => reason.to_owned(),
+                    None => format!(
+                        "[{}]: the hook said `continue: false` (no stopReason given)",
+                        stop.hook
+                    ),
+                },
+            );
+        }
+        HookEventOutcome {
+            blocking,
+            messages: out.common.messages(event, None, false),
+            cancelled: out.common.cancelled,
+        }
     }
 
     fn take_background_messages(&self) -> Vec<Message> {

@@ -67,6 +67,6 @@ pub use seams::{
     AllowAll, DenyAsks, HookCall, HookDecision, Hooks, LoopEvent, LoopEventOutcome, NoHooks,
     PermissionRequestOutcome, PermissionRequestVerdict, Permissions, PostToolUseOutcome,
     PreToolUseOutcome, PromptAnswer, PromptRequest, Prompter, REJECT_MESSAGE,
-    REJECT_WITH_FEEDBACK_PREFIX,
+    REJECT_WITH_FEEDBACK_PREFIX, ToolHookEvents,
 };
 pub use stream::{AnthropicStream, LineEnds, StreamError, StreamEvent};

@@ -26,7 +26,7 @@ use tracing::Instrument;
 use crate::persist::persist_if_large;
 use crate::seams::{
     AllowAll, DenyAsks, HookCall, HookDecision, Hooks, NoHooks, PermissionRequestVerdict,
-    Permissions, Prompter, REJECT_MESSAGE,
+    Permissions, Prompter, REJECT_MESSAGE, ToolHookEvents,
 };
 
 pub use tool_core::DEFAULT_MAX_RESULT_CHARS;
@@ -261,6 +261,9 @@ pub struct Pipeline {
     permissions: Arc<dyn Permissions>,
     prompter: Arc<dyn Prompter>,
     hooks: Arc<dyn Hooks>,
+    /// `hooks` as the seam a tool raises its own hook events through, put in each call's
+    /// context ([`ToolUseContext::with_hook_events`]).
+    tool_hook_events: Arc<dyn tool_core::HookEvents>,
     max_result_chars: usize,
     /// Whether `tool_result` events carry the call's details (`OTEL_LOG_TOOL_DETAILS`).
     log_tool_details: bool,
@@ -286,6 +289,7 @@ impl Pipeline {
         Self {
             permissions,
             prompter,
+            tool_hook_events: Arc::new(ToolHookEvents(Arc::clone(&hooks))),
             hooks,
             max_result_chars: DEFAULT_MAX_RESULT_CHARS,
             log_tool_details: tool_details_from_env(),
@@ -670,10 +674,14 @@ impl Pipeline {
             return never_started(messages_before, stop, decision_reason);
         }
 
-        // 3.4.10 The call.
+        // 3.4.10 The call, with this pipeline's hooks for the events the tool raises itself
+        // (TaskCreated, TaskCompleted), in place of any the context had.
         let started = std::time::Instant::now();
+        let call_ctx = ctx
+            .clone()
+            .with_hook_events(Arc::clone(&self.tool_hook_events));
         let called = self
-            .call_tool(tool, input.clone(), ctx.clone(), progress)
+            .call_tool(tool, input.clone(), call_ctx, progress)
             .instrument(tracing::info_span!("execution"))
             .await;
         let call_duration = started.elapsed();

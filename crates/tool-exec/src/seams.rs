@@ -9,7 +9,8 @@
 use async_trait::async_trait;
 use serde_json::Value;
 use tool_core::{
-    DecisionReason, Message, PermissionResult, PermissionUpdate, Tool, ToolUseContext,
+    DecisionReason, HookEventOutcome, HookEvents, Message, PermissionResult, PermissionUpdate,
+    Tool, ToolUseContext,
 };
 pub use tool_hooks::PermissionRequestVerdict;
 
@@ -355,6 +356,18 @@ pub trait Hooks: Send + Sync {
     async fn loop_event(&self, _event: LoopEvent<'_>, _ctx: &ToolUseContext) -> LoopEventOutcome {
         LoopEventOutcome::default()
     }
+    /// An event a tool raises itself while it runs (TaskCreated, TaskCompleted), with the
+    /// event's own input fields (`task_id`, `task_subject`, `task_description`): the tool
+    /// reaches it through its context ([`ToolUseContext::run_hook_event`]), where the
+    /// pipeline puts [`ToolHookEvents`] over these hooks. The default runs nothing.
+    async fn tool_event(
+        &self,
+        _event: &'static str,
+        _fields: serde_json::Map<String, Value>,
+        _ctx: &ToolUseContext,
+    ) -> HookEventOutcome {
+        HookEventOutcome::default()
+    }
     /// What background (`async: true`) hooks delivered since the last call: their context
     /// for the model and their notices, as messages. An agent loop takes them before each
     /// model request ("delivered on the next turn"). The default has none.
@@ -368,6 +381,30 @@ pub trait Hooks: Send + Sync {
     /// Waits for the background hooks still running to end (each bounded by its timeout),
     /// as a host does before it exits. The default has none to wait for.
     async fn wait_background(&self) {}
+}
+
+/// [`Hooks`] as the [`HookEvents`] seam of a call's context: the pipeline gives each call
+/// one over its own hooks, so a tool's events (TaskCreated, TaskCompleted) run the same
+/// hooks as the call's PreToolUse and PostToolUse, in every host.
+#[derive(Clone)]
+pub struct ToolHookEvents(pub std::sync::Arc<dyn Hooks>);
+
+impl std::fmt::Debug for ToolHookEvents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ToolHookEvents(..)")
+    }
+}
+
+#[async_trait]
+impl HookEvents for ToolHookEvents {
+    async fn run(
+        &self,
+        event: &'static str,
+        fields: serde_json::Map<String, Value>,
+        ctx: &ToolUseContext,
+    ) -> HookEventOutcome {
+        self.0.tool_event(event, fields, ctx).await
+    }
 }
 
 /// No hooks at all; costs nothing.

@@ -42,6 +42,27 @@
 //!   four safe): the executor runs each alone, in block order, so the ids of one response's
 //!   TaskCreates follow their blocks and a later TaskUpdate, TaskGet or TaskList of the same
 //!   response sees what they did. TaskGet and TaskList, which only read, run side by side.
+//!
+//! # Hooks
+//!
+//! As in Claude Code, TaskCreate raises [`TASK_CREATED`] and TaskUpdate [`TASK_COMPLETED`]
+//! through the context's hook seam ([`ToolUseContext::run_hook_event`], which the pipeline
+//! fills with the session's hooks; without one nothing runs), with `task_id`,
+//! `task_subject` and `task_description`:
+//!
+//! - TaskCreated runs once the task is written (its file exists while the hooks run). A
+//!   hook that blocks (exit code 2, `decision: "block"`, `continue: false`) has the task
+//!   deleted again, its id not handed out again, and the call fails with each hook's text
+//!   after `TaskCreated hook feedback:`. Hooks cancelled with the call delete it too.
+//! - TaskCompleted runs for an update that would change a task's status to `completed`
+//!   (not for one already completed), with the task as it is before the update, and before
+//!   anything is written: a hook that blocks leaves the task as it was, every field the
+//!   call would have changed included, and the call fails with `TaskCompleted hook
+//!   feedback:` and the hook's text. The list is not locked while the hooks run.
+//! - Another outcome (exit code 0, another exit code: a non-blocking error) lets the task
+//!   go on; what the hooks said (`systemMessage`, `additionalContext`, non-blocking errors)
+//!   comes after the call's result. When a hook blocks, only the blocking texts reach the
+//!   model.
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs::{self, File};
@@ -727,10 +748,44 @@ impl TaskListStore {
         id: &str,
         patch: TaskPatch,
     ) -> Result<TaskUpdateOutcome, TaskStoreError> {
+        self.apply(list_id, id, patch, true)
+            .map(|(_, outcome)| outcome)
+    }
+
+    /// What [`update`](Self::update) would do with `patch` now, writing nothing: task `id`
+    /// as it is, and the outcome (the same checks, so an update that would fail fails
+    /// here too). TaskUpdate looks first, so that its TaskCompleted hooks run only for an
+    /// update that would complete the task, and before anything is written.
+    pub fn preview_update(
+        &self,
+        list_id: &str,
+        id: &str,
+        patch: TaskPatch,
+    ) -> Result<(Task, TaskUpdateOutcome), TaskStoreError> {
+        self.apply(list_id, id, patch, false)
+    }
+
+    /// [`update`](Self::update) (`write`), or its preview: the task before, and the outcome.
+    fn apply(
+        &self,
+        list_id: &str,
+        id: &str,
+        patch: TaskPatch,
+        write: bool,
+    ) -> Result<(Task, TaskUpdateOutcome), TaskStoreError> {
         let list = self.lock(list_id)?;
         let mut task = list.require(id)?;
+        let before = task.clone();
 
         if patch.status == Some(TaskUpdateStatus::Deleted) {
+            let deleted = TaskUpdateOutcome {
+                task: None,
+                updated_fields: vec!["deleted".to_owned()],
+                status_change: None,
+            };
+            if !write {
+                return Ok((before, deleted));
+            }
             let mut changed = Vec::new();
             for mut other in list.all()?.tasks {
                 if other.id == task.id {
@@ -752,11 +807,7 @@ impl TaskListStore {
             for other in &changed {
                 list.write_task(other)?;
             }
-            return Ok(TaskUpdateOutcome {
-                task: None,
-                updated_fields: vec!["deleted".to_owned()],
-                status_change: None,
-            });
+            return Ok((before, deleted));
         }
 
         let mut fields: Vec<String> = Vec::new();
@@ -872,19 +923,24 @@ impl TaskListStore {
                 cycle,
             });
         }
-        if !fields.is_empty() {
-            list.write_task(&task)?;
-        }
-        for other_id in touched {
-            if let Some(other) = others.get(&other_id) {
-                list.write_task(other)?;
+        if write {
+            if !fields.is_empty() {
+                list.write_task(&task)?;
+            }
+            for other_id in touched {
+                if let Some(other) = others.get(&other_id) {
+                    list.write_task(other)?;
+                }
             }
         }
-        Ok(TaskUpdateOutcome {
-            task: Some(task),
-            updated_fields: fields,
-            status_change,
-        })
+        Ok((
+            before,
+            TaskUpdateOutcome {
+                task: Some(task),
+                updated_fields: fields,
+                status_change,
+            },
+        ))
     }
 }
 
@@ -963,6 +1019,34 @@ where
     let store = task_list_store(ctx)?;
     let list_id = task_list_id(ctx);
     fsutil::blocking(move || f(&store, &list_id).map_err(ToolError::from)).await
+}
+
+/// The hook event TaskCreate raises for the task it creates.
+pub const TASK_CREATED: &str = "TaskCreated";
+/// The hook event TaskUpdate raises for a task it is about to mark completed.
+pub const TASK_COMPLETED: &str = "TaskCompleted";
+
+/// The input fields of TaskCreated and TaskCompleted hooks for `task` (Claude Code's; its
+/// `teammate_name` and `team_name` belong to agent teams, which Toolwright does not have).
+fn task_hook_fields(task: &Task) -> Map<String, Value> {
+    let mut fields = Map::new();
+    fields.insert("task_id".into(), Value::String(task.id.clone()));
+    fields.insert("task_subject".into(), Value::String(task.subject.clone()));
+    fields.insert(
+        "task_description".into(),
+        Value::String(task.description.clone()),
+    );
+    fields
+}
+
+/// The error the model gets when `event`'s hooks block: each hook's text after
+/// `EVENT hook feedback:`, as Claude Code words it.
+fn hook_feedback(event: &str, blocking: &[String]) -> String {
+    blocking
+        .iter()
+        .map(|text| format!("{event} hook feedback:\n{text}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn non_blank(field: &str, value: &str) -> Result<(), ValidationError> {
@@ -1077,12 +1161,49 @@ impl TypedTool for TaskCreate {
             metadata: input.metadata.unwrap_or_default(),
         };
         let task = with_store(&ctx, move |store, list| store.create(list, new)).await?;
-        Ok(ToolResult::new(TaskCreateOutput {
+        // Claude Code's order: the task is created, its TaskCreated hooks run (they may
+        // look at its file), and a hook that blocks has it deleted again; its id is not
+        // handed out again.
+        let hooks = ctx
+            .run_hook_event(TASK_CREATED, task_hook_fields(&task))
+            .await;
+        if hooks.is_blocked() || hooks.cancelled {
+            let id = task.id.clone();
+            let removed = with_store(&ctx, move |store, list| {
+                store.update(
+                    list,
+                    &id,
+                    TaskPatch {
+                        status: Some(TaskUpdateStatus::Deleted),
+                        ..TaskPatch::default()
+                    },
+                )
+            })
+            .await;
+            let not_removed = removed.err().map(|e| {
+                format!(
+                    "\nTask #{} was created before its hooks ran and could not be removed \
+                     again ({e}); delete it with TaskUpdate status \"deleted\"",
+                    task.id
+                )
+            });
+            if !hooks.is_blocked() {
+                return Err(ToolError::Cancelled(not_removed.map(|note| {
+                    format!("{}{note}", tool_core::INTERRUPT_MESSAGE_FOR_TOOL_USE)
+                })));
+            }
+            return Err(ToolError::msg(
+                hook_feedback(TASK_CREATED, &hooks.blocking) + &not_removed.unwrap_or_default(),
+            ));
+        }
+        let mut result = ToolResult::new(TaskCreateOutput {
             task: TaskRef {
                 id: task.id,
                 subject: task.subject,
             },
-        }))
+        });
+        result.new_messages = hooks.messages;
+        Ok(result)
     }
     fn to_content(&self, output: &TaskCreateOutput) -> ToolResultContent {
         ToolResultContent::Text(format!(
@@ -1331,15 +1452,45 @@ impl TypedTool for TaskUpdate {
             metadata: input.metadata,
         };
         let task_id = id.clone();
+        // An update that completes the task runs the TaskCompleted hooks first, with the
+        // task as it is (Claude Code's), and only after they let it through writes
+        // anything: a hook that blocks leaves the task as it was, every field of it. The
+        // list is not locked while they run (a hook may read it); a change made meanwhile
+        // is applied over, as any two updates are.
+        let mut hook_messages = Vec::new();
+        if patch.status == Some(TaskUpdateStatus::Completed) && ctx.hook_events().is_some() {
+            let (look_id, look_patch) = (id.clone(), patch.clone());
+            let (before, preview) = with_store(&ctx, move |store, list| {
+                store.preview_update(list, &look_id, look_patch)
+            })
+            .await?;
+            if matches!(preview.status_change, Some((_, TaskStatus::Completed))) {
+                let hooks = ctx
+                    .run_hook_event(TASK_COMPLETED, task_hook_fields(&before))
+                    .await;
+                if hooks.is_blocked() {
+                    return Err(ToolError::msg(hook_feedback(
+                        TASK_COMPLETED,
+                        &hooks.blocking,
+                    )));
+                }
+                if hooks.cancelled {
+                    return Err(ToolError::Cancelled(None));
+                }
+                hook_messages = hooks.messages;
+            }
+        }
         let outcome = with_store(&ctx, move |store, list| store.update(list, &id, patch)).await?;
-        Ok(ToolResult::new(TaskUpdateOutput {
+        let mut result = ToolResult::new(TaskUpdateOutput {
             success: true,
             task_id,
             updated_fields: outcome.updated_fields,
             status_change: outcome
                 .status_change
                 .map(|(from, to)| StatusChange { from, to }),
-        }))
+        });
+        result.new_messages = hook_messages;
+        Ok(result)
     }
     fn to_content(&self, output: &TaskUpdateOutput) -> ToolResultContent {
         let id = &output.task_id;

@@ -877,7 +877,11 @@ async fn run_command(
     // Declared after `child`, so dropped before it. Until the leader is reaped its id cannot
     // be reused; after (a drop during the drain below) the group still has the members that
     // hold it, and it is disarmed once the group is gone.
-    let mut guard = GroupGuard(group);
+    let mut guard = GroupGuard {
+        group,
+        mark: mark.clone(),
+        started,
+    };
     let mut stdout = Capture::new(spill_path(ctx, &scratch_dir, "stdout.txt"));
     let mut stderr = Capture::new(spill_path(ctx, &scratch_dir, "stderr.txt"));
     let (Some(mut out_pipe), Some(mut err_pipe)) = (child.stdout.take(), child.stderr.take())
@@ -1004,7 +1008,7 @@ async fn run_command(
             cwd_file,
         )?;
         // The task owns the group now.
-        guard.0 = None;
+        guard.group = None;
         let none = || Captured {
             text: String::new(),
             spill: None,
@@ -1023,10 +1027,10 @@ async fn run_command(
         });
     }
     if !matches!(end, End::Exited(_)) {
-        terminate(&mut child, group).await;
+        terminate(&mut child, group, &mark, started).await;
     }
     // The group is gone (ended above); nothing for the guard to do.
-    guard.0 = None;
+    guard.group = None;
     // Empty when `pwd -P` failed: the directory the command ended in was removed.
     let printed = tokio::fs::read_to_string(&cwd_file.0)
         .await
@@ -1154,13 +1158,20 @@ fn moves_to_background(command: &str) -> bool {
 }
 
 /// Kills the command's whole process group when the call is abandoned midway (its future
-/// dropped: a discarded stream, a server shutting down), so nothing it started lives on.
-/// `kill_on_drop` alone would end only the shell.
-struct GroupGuard(Option<i32>);
+/// dropped: a discarded stream, a server shutting down), with the groups job control made
+/// (found by the command's `mark`: [`kill_command`](crate::procs::kill_command)), so nothing
+/// it started lives on. `kill_on_drop` alone would end only the shell.
+struct GroupGuard {
+    group: Option<i32>,
+    mark: String,
+    started: Instant,
+}
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        kill_group(self.0, true);
+        if let Some(pgid) = self.group {
+            crate::procs::kill_command(pgid, &self.mark, self.started.elapsed());
+        }
     }
 }
 
@@ -1171,11 +1182,19 @@ fn kill_group(group: Option<i32>, hard: bool) {
 }
 
 /// SIGTERM to the group, SIGKILL after [`KILL_GRACE`] unless the whole group is gone by then
-/// (not only the shell leading it), and reap the child
-/// ([`terminate_group`](crate::procs::terminate_group)).
-async fn terminate(child: &mut tokio::process::Child, group: Option<i32>) {
+/// (not only the shell leading it), and reap the child; the groups job control made (found by
+/// the command's `mark`) go the same way
+/// ([`terminate_command`](crate::procs::terminate_command)).
+async fn terminate(
+    child: &mut tokio::process::Child,
+    group: Option<i32>,
+    mark: &str,
+    started: Instant,
+) {
     match group {
-        Some(pgid) => crate::procs::terminate_group(child, pgid, KILL_GRACE).await,
+        Some(pgid) => {
+            crate::procs::terminate_command(child, pgid, Some((mark, started)), KILL_GRACE).await
+        }
         // No id: the child was already reaped.
         None => {
             let _ = child.wait().await;

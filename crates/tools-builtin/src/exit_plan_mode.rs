@@ -66,14 +66,48 @@ pub const MAX_PLAN_BYTES: u64 = 1024 * 1024;
 
 /// The plans directories, where a host saves plan files (`planFilePath`): Claude Code's
 /// `~/.claude/plans`, and `$CLAUDE_CONFIG_DIR/plans` when that is set (the context's
-/// [`config_dir`](ToolUseContext::config_dir)).
+/// [`config_dir`](ToolUseContext::config_dir)); each once (`CLAUDE_CONFIG_DIR` may be
+/// `~/.claude` itself, by its path or through a link).
 fn plans_dirs(ctx: &ToolUseContext) -> Vec<PathBuf> {
-    ctx.config_dir()
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut real: Vec<PathBuf> = Vec::new();
+    for dir in ctx
+        .config_dir()
         .map(Path::to_path_buf)
         .into_iter()
         .chain(ctx.home().map(|h| h.join(".claude")))
         .map(|d| d.join("plans"))
-        .collect()
+    {
+        // Compared by components (a trailing `/` or a `.` makes no other directory) and,
+        // where it exists, by where it really is.
+        let canonical = std::fs::canonicalize(&dir).ok();
+        if dirs.contains(&dir) || canonical.as_ref().is_some_and(|c| real.contains(c)) {
+            continue;
+        }
+        real.extend(canonical);
+        dirs.push(dir);
+    }
+    dirs
+}
+
+/// The refusal of `path` as a `planFilePath`, naming the plans directories `dirs`: "the
+/// plans directory (X)" or "the plans directories (X or Y)".
+fn not_a_plan_file(path: &Path, dirs: &[PathBuf]) -> String {
+    let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    let which = match shown.as_slice() {
+        [] => {
+            return format!(
+                "planFilePath {} is not a plan file: there is no plans directory to read one from (neither a home directory nor CLAUDE_CONFIG_DIR is known)",
+                path.display()
+            );
+        }
+        [one] => format!("the plans directory ({one})"),
+        many => format!("the plans directories ({})", many.join(" or ")),
+    };
+    format!(
+        "planFilePath {} is not a plan file: only files in {which} are read",
+        path.display()
+    )
 }
 
 /// The plan a host saved at `path`: only a regular file of at most 1 MiB inside the plans
@@ -82,18 +116,7 @@ fn plans_dirs(ctx: &ToolUseContext) -> Vec<PathBuf> {
 /// "Exit plan mode?"). A missing file is no plan.
 async fn read_plan_file(path: &Path, ctx: &ToolUseContext) -> Result<Option<String>, String> {
     let dirs = plans_dirs(ctx);
-    let refuse = || {
-        let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-        format!(
-            "planFilePath {} is not a plan file: only files in the plans directory ({}) are read",
-            path.display(),
-            if shown.is_empty() {
-                "none".to_owned()
-            } else {
-                shown.join(" or ")
-            }
-        )
-    };
+    let refuse = || not_a_plan_file(path, &dirs);
     let dirs: Vec<PathBuf> = dirs
         .iter()
         .filter_map(|d| std::fs::canonicalize(d).ok())

@@ -246,6 +246,20 @@ pub(crate) async fn stop_left_running(
     true
 }
 
+/// SIGKILL, at once and without waiting, to what the command whose shell leads group `pgid`
+/// (with `mark` as its [`GROUP_MARK`], started `ran` ago) has running: its group with the
+/// groups that escaped it ([`kill_group`]), then the groups job control made
+/// ([`left_groups`]: `set -m; cmd &`, out of the group and, once their subshell exited, out
+/// of its parent links). For an end that cannot wait: every task killed at once, the
+/// process on its way out.
+pub(crate) fn kill_command(pgid: i32, mark: &str, ran: Duration) {
+    // The group first, so that it makes no more while the others are looked for.
+    kill_group(pgid, true);
+    for group in left_groups(pgid, mark, ran) {
+        kill_group(group, true);
+    }
+}
+
 fn signal_group(pgid: i32, hard: bool) {
     let signal = if hard {
         nix::sys::signal::Signal::SIGKILL
@@ -400,12 +414,38 @@ pub(crate) async fn group_alive_off_runtime(pgid: i32) -> bool {
 /// SIGTERM, while what it started (a server, a shell whose TERM trap cleans up) is still
 /// finishing. Waiting for the leader alone sent them SIGKILL at once.
 pub(crate) async fn terminate_group(child: &mut tokio::process::Child, pgid: i32, grace: Duration) {
+    terminate_command(child, pgid, None, grace).await;
+}
+
+/// [`terminate_group`], and with `marked` (the command's [`GROUP_MARK`] and when it started)
+/// the groups job control made ([`left_groups`]: `set -m; cmd &`, which neither the group's
+/// signal nor its parent links reach once their subshell exited) too: they get SIGTERM with
+/// the group and SIGKILL when they outlive the grace, and those made meanwhile (found again
+/// once the group is gone) SIGKILL.
+pub(crate) async fn terminate_command(
+    child: &mut tokio::process::Child,
+    pgid: i32,
+    marked: Option<(&str, Instant)>,
+    grace: Duration,
+) {
     let deadline = tokio::time::Instant::now() + grace;
+    let marked = marked.map(|(mark, started)| (mark.to_owned(), started));
     // Found now, while the tree is whole: once the group's members die, what escaped it is
     // handed to init and out of sight. (The scan of `/proc` on the blocking pool.)
-    let escaped = tokio::task::spawn_blocking(move || escaped_groups(pgid))
-        .await
-        .unwrap_or_default();
+    let escaped = tokio::task::spawn_blocking({
+        let marked = marked.clone();
+        move || {
+            let mut groups = escaped_groups(pgid);
+            if let Some((mark, started)) = marked {
+                groups.extend(left_groups(pgid, &mark, started.elapsed()));
+            }
+            groups.sort_unstable();
+            groups.dedup();
+            groups
+        }
+    })
+    .await
+    .unwrap_or_default();
     // Out of sight once their ancestors are gone: tracked while this waits on them, so that
     // an exit at once meanwhile (a second Ctrl-C) still kills them.
     let _tracked: Vec<tool_core::process::TrackedGroup> = escaped
@@ -442,6 +482,19 @@ pub(crate) async fn terminate_group(child: &mut tokio::process::Child, pgid: i32
         let rest = deadline.saturating_duration_since(tokio::time::Instant::now());
         if !wait_group_gone(group, rest).await {
             left.push(group);
+        }
+    }
+    // What job control made while the command was being stopped (a TERM trap's `set -m;
+    // cmd &`), found by the mark now that the command is gone.
+    if let Some((mark, started)) = marked {
+        let later =
+            tokio::task::spawn_blocking(move || left_groups(pgid, &mark, started.elapsed()))
+                .await
+                .unwrap_or_default();
+        for group in later {
+            if !left.contains(&group) {
+                left.push(group);
+            }
         }
     }
     let killed = tokio::time::Instant::now() + grace;

@@ -10,9 +10,11 @@
 //! group is killed (SIGTERM, then SIGKILL to what is left of the group after [`KILL_GRACE`])
 //! when it is stopped, when its lifetime ends (default [`BACKGROUND_DEFAULT_MS`], at most
 //! [`BACKGROUND_MAX_MS`]), when its output passes [`KILL_CAP`], and (SIGKILL at once, the
-//! task then reported `killed`) by [`TaskRegistry::kill_all`] and when the last handle of its
-//! registry is dropped. When the command itself exits, what it left in its group is killed
-//! too. A command moved to the background at its timeout ends only once its output is all
+//! task then reported `killed`) by [`TaskRegistry::kill_all`], when the last handle of its
+//! registry is dropped and when the runtime drops its watcher. Each of these also ends the
+//! groups job control made for the command (`set -m; cmd &`, found by the mark its processes
+//! inherit, `TOOLWRIGHT_COMMAND`). When the command itself exits, what it left in its group
+//! and in such groups is killed too. A command moved to the background at its timeout ends only once its output is all
 //! in its file.
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
@@ -99,6 +101,10 @@ struct TaskState {
     /// deleted or replaced ([`TaskRegistry::output_file_lost`]).
     output_identity: FileIdentity,
     pgid: i32,
+    /// The command's [`GROUP_MARK`](crate::procs::GROUP_MARK) and when it started: how the
+    /// groups job control made (`set -m; cmd &`) are found when the task is killed.
+    mark: String,
+    started: std::time::Instant,
     inner: Mutex<Progress>,
     /// Held by a read of the output from its start to its end, so two reads never return
     /// the same output (a filtered read can take long: `inner` is held only briefly).
@@ -179,7 +185,7 @@ impl RegistryInner {
             let mut p = lock(&task.inner);
             if p.status.is_none() && !p.reaped {
                 p.killed_by.get_or_insert_with(|| reason.to_owned());
-                crate::procs::kill_group(task.pgid, true);
+                crate::procs::kill_command(task.pgid, &task.mark, task.started.elapsed());
             }
         }
     }
@@ -209,11 +215,15 @@ pub(crate) const LEFTOVERS_STOPPED: &str = "Stopped the processes this command l
 /// A task's shell as its watcher holds it. Dropped while the task runs (the runtime shutting
 /// down as the process ends, before the registry is), it kills the groups the command's
 /// descendants escaped to (`setsid cmd`) and then its own, while the shell still lives to
-/// lead the way to them: the child's own `kill_on_drop` ends only the shell, after which
-/// what escaped belongs to init and is out of reach.
+/// lead the way to them (the child's own `kill_on_drop` ends only the shell, after which
+/// what escaped belongs to init and is out of reach), and the groups job control made,
+/// found by the command's mark.
 struct WatchedChild {
     child: tokio::process::Child,
     pgid: i32,
+    /// The command's mark and when it started ([`TaskState::mark`]).
+    mark: String,
+    started: std::time::Instant,
     /// Not yet reaped: the group may still have processes (once reaped, its id may be
     /// another group's).
     running: bool,
@@ -229,7 +239,7 @@ impl WatchedChild {
 impl Drop for WatchedChild {
     fn drop(&mut self) {
         if self.running {
-            crate::procs::kill_group(self.pgid, true);
+            crate::procs::kill_command(self.pgid, &self.mark, self.started.elapsed());
         }
     }
 }
@@ -447,6 +457,8 @@ impl TaskRegistry {
             output_file,
             output_identity,
             pgid,
+            mark: mark.clone(),
+            started,
             inner: Mutex::new(Progress::default()),
             reading: Mutex::new(()),
             stop: Notify::new(),
@@ -457,6 +469,8 @@ impl TaskRegistry {
         let mut child = WatchedChild {
             child,
             pgid,
+            mark: mark.clone(),
+            started,
             running: true,
         };
         tokio::spawn(async move {
@@ -496,7 +510,14 @@ impl TaskRegistry {
             };
             let (status, exit_code, kill_reason) = match ended {
                 Ended::Kill(reason) => {
-                    crate::procs::terminate_group(&mut child.child, task.pgid, KILL_GRACE).await;
+                    // With the groups job control made: they are the command's too.
+                    crate::procs::terminate_command(
+                        &mut child.child,
+                        task.pgid,
+                        Some((&mark, started)),
+                        KILL_GRACE,
+                    )
+                    .await;
                     child.reaped();
                     lock(&task.inner).reaped = true;
                     (TaskStatus::Killed, None, Some(reason))

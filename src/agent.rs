@@ -8,7 +8,10 @@
 //! requests, when the spending limit (`maxBudgetUsd`, the context's
 //! [`ToolOptions::max_budget_usd`](tool_core::ToolOptions)) is reached, on a user interrupt,
 //! or on an error (an `error` event or a stream cut short ends the turn with a clear message,
-//! and tools already started still get their results).
+//! and tools already started still get their results). An answer cut off by `max_tokens` is
+//! followed by a request to go on ([`MAX_CUT_OFF_RECOVERIES`] times in a row at most), and a
+//! paused one (`stop_reason: "pause_turn"`) is resumed: the next request carries the
+//! conversation with the paused message last.
 //!
 //! Deferred tools are handled as ToolSearch expects ([`tool_search`]); the Agent tool
 //! ([`AgentTool`]) runs sub-agents with this same loop; [`prompting`] has the prompters of
@@ -965,8 +968,12 @@ impl AgentLoop {
         let hard = ctx.cancellation().clone();
         let mut stop_blocks = 0usize;
         let mut cut_off_recoveries = 0usize;
-        // The last turn was cut off and the model was asked to go on.
-        let mut continuing_cut_off = false;
+        // The last turn was cut off (and the model was asked to go on) or paused: this one's
+        // text goes on from its.
+        let mut continuing = false;
+        // The last response was paused (`pause_turn`): this request resumes it, its message
+        // last, with no user message after it.
+        let mut resuming = false;
         outcome.stop = loop {
             if hard.is_cancelled() {
                 break Stop::Cancelled;
@@ -984,8 +991,10 @@ impl AgentLoop {
                 break Stop::Budget(limit);
             }
             // What background hooks delivered since the last request goes with this one (the
-            // main loop's: a sub-agent shares the hooks and must not take the parent's).
-            let late = if subagent {
+            // main loop's: a sub-agent shares the hooks and must not take the parent's). A
+            // request that resumes a paused turn takes none: a user message after the paused
+            // one would end it; they wait for the next request.
+            let late = if subagent || resuming {
                 Vec::new()
             } else {
                 hooks.take_background_messages()
@@ -1097,12 +1106,18 @@ impl AgentLoop {
             outcome.tool_starts.extend(turn.starts);
             let cut_off = turn.stop_reason.as_deref() == Some("max_tokens");
             let refused = turn.stop_reason.as_deref() == Some("refusal");
+            let paused = turn.stop_reason.as_deref() == Some("pause_turn");
             // Why this response ended, when it was not the model ending its turn (or asking
-            // for tools, or being cut off, which is handled on its own).
+            // for tools, or being cut off or paused, which are handled on their own).
             let other_reason = turn.stop_reason.clone().filter(|r| {
                 !matches!(
                     r.as_str(),
-                    "end_turn" | "stop_sequence" | "tool_use" | "max_tokens" | "refusal"
+                    "end_turn"
+                        | "stop_sequence"
+                        | "tool_use"
+                        | "max_tokens"
+                        | "refusal"
+                        | "pause_turn"
                 )
             });
             if turn.stop_reason.is_some() {
@@ -1116,15 +1131,18 @@ impl AgentLoop {
                     .filter_map(|b| b["text"].as_str())
                     .collect::<Vec<_>>()
                     .join("");
-                // Going on after a cut-off: the answer is what came before and this.
-                if continuing_cut_off {
+                // Going on after a cut-off or a pause: the answer is what came before and
+                // this.
+                if continuing {
                     outcome.final_text.push_str(&text);
                 } else {
                     outcome.final_text = text;
                 }
             }
-            continuing_cut_off = false;
-            if !turn.assistant.is_empty() {
+            continuing = false;
+            resuming = false;
+            let answered = !turn.assistant.is_empty();
+            if answered {
                 outcome
                     .messages
                     .push(json!({"role": "assistant", "content": turn.assistant}));
@@ -1185,7 +1203,7 @@ impl AgentLoop {
             // on, a few times in a row at most, as Claude Code does.
             if turn.tool_uses == 0 && cut_off && cut_off_recoveries < MAX_CUT_OFF_RECOVERIES {
                 cut_off_recoveries += 1;
-                continuing_cut_off = true;
+                continuing = true;
                 push_user_text(&mut outcome.messages, CUT_OFF_RECOVERY.to_owned());
                 continue;
             }
@@ -1198,6 +1216,22 @@ impl AgentLoop {
             }
             if !cut_off {
                 cut_off_recoveries = 0;
+            }
+            // A paused turn (`pause_turn`: the API paused a long-running turn) is resumed:
+            // the next request sends the conversation as it is, the paused message last, and
+            // the model goes on from there. Each resumption is a request, which `max_turns`
+            // and the spending limit bound. (A paused response with calls is a turn of calls:
+            // their results go back as usual.)
+            if turn.tool_uses == 0 && paused {
+                if !answered {
+                    break Stop::Incomplete(
+                        "the API paused it (pause_turn) before it said anything to go on from"
+                            .to_owned(),
+                    );
+                }
+                resuming = true;
+                continuing = true;
+                continue;
             }
             // A reason that is not the model ending its turn (or asking for tools): the
             // answer is incomplete, whatever text it has.

@@ -170,13 +170,16 @@ pub trait ModelClient: Send + Sync {
     async fn stream(&self, request: &ModelRequest) -> Result<EventStream, AgentError>;
 }
 
-/// Where and how to reach the Messages API. Its `Debug` never shows the key.
+/// Where and how to reach the Messages API. Its `Debug` never shows the key or the token.
 #[derive(Clone)]
 pub struct ClientConfig {
     /// `ANTHROPIC_BASE_URL` (default `https://api.anthropic.com`).
     pub base_url: String,
-    /// `ANTHROPIC_API_KEY`.
-    pub api_key: String,
+    /// `ANTHROPIC_API_KEY`, sent as `x-api-key`.
+    pub api_key: Option<String>,
+    /// `ANTHROPIC_AUTH_TOKEN`, sent as `Authorization: Bearer <token>` (a gateway's usual
+    /// credential). Both are sent when both are set, as the Anthropic SDKs send them.
+    pub auth_token: Option<String>,
     /// Attempts per request (first try included) on retryable failures.
     pub attempts: u32,
     /// The first retry's delay; each retry doubles it, up to 32 s, less a random part of up
@@ -186,9 +189,17 @@ pub struct ClientConfig {
 
 impl std::fmt::Debug for ClientConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let redacted = |set: &Option<String>| {
+            if set.is_some() {
+                "<redacted>"
+            } else {
+                "<unset>"
+            }
+        };
         f.debug_struct("ClientConfig")
             .field("base_url", &self.base_url)
-            .field("api_key", &"<redacted>")
+            .field("api_key", &redacted(&self.api_key))
+            .field("auth_token", &redacted(&self.auth_token))
             .field("attempts", &self.attempts)
             .field("backoff", &self.backoff)
             .finish()
@@ -196,10 +207,14 @@ impl std::fmt::Debug for ClientConfig {
 }
 
 impl ClientConfig {
-    /// From the environment: `ANTHROPIC_API_KEY` (required), `ANTHROPIC_BASE_URL`, and
-    /// `CLAUDE_CODE_MAX_RETRIES` (retries after the first attempt, default 3).
+    /// From the environment: `ANTHROPIC_API_KEY` or `ANTHROPIC_AUTH_TOKEN` (at least one;
+    /// both are sent when both are set), `ANTHROPIC_BASE_URL`, and `CLAUDE_CODE_MAX_RETRIES`
+    /// (retries after the first attempt, default 3).
     pub fn from_env() -> Result<Self, AgentError> {
-        let api_key = api_key(std::env::var("ANTHROPIC_API_KEY").ok())?;
+        let (api_key, auth_token) = credentials(
+            std::env::var("ANTHROPIC_API_KEY").ok(),
+            std::env::var("ANTHROPIC_AUTH_TOKEN").ok(),
+        )?;
         let retries = std::env::var("CLAUDE_CODE_MAX_RETRIES")
             .ok()
             .and_then(|v| v.trim().parse::<u32>().ok())
@@ -207,6 +222,7 @@ impl ClientConfig {
         Ok(Self {
             base_url: base_url(std::env::var("ANTHROPIC_BASE_URL").ok())?,
             api_key,
+            auth_token,
             attempts: retries.saturating_add(1),
             backoff: Duration::from_millis(500),
         })
@@ -231,21 +247,37 @@ fn base_url(value: Option<String>) -> Result<String, AgentError> {
     }
 }
 
-/// The API key of `ANTHROPIC_API_KEY`'s value: surrounding whitespace (a key read from a
-/// file with CRLF line ends) is dropped; a key that is missing or holds a control character
-/// is refused with what is wrong, never sent as a header the HTTP client refuses.
-fn api_key(value: Option<String>) -> Result<String, AgentError> {
-    let key = value.as_deref().map(str::trim).unwrap_or_default();
-    if key.is_empty() {
-        return Err(AgentError::Setup("ANTHROPIC_API_KEY is not set".into()));
+/// The credential of the variable `name` whose value is `value`: surrounding whitespace (a
+/// key read from a file with CRLF line ends) is dropped, and a blank value is none; one that
+/// holds a control character is refused with what is wrong (never shown: it is a secret),
+/// never sent as a header the HTTP client refuses.
+fn credential(name: &str, value: Option<String>) -> Result<Option<String>, AgentError> {
+    let value = value.as_deref().map(str::trim).unwrap_or_default();
+    if value.is_empty() {
+        return Ok(None);
     }
-    if let Some(c) = key.chars().find(|c| c.is_control()) {
+    if let Some(c) = value.chars().find(|c| c.is_control()) {
         return Err(AgentError::Setup(format!(
-            "ANTHROPIC_API_KEY contains a control character ({:?}); check how it was set",
-            c
+            "{name} contains a control character ({c:?}); check how it was set"
         )));
     }
-    Ok(key.to_owned())
+    Ok(Some(value.to_owned()))
+}
+
+/// The API key and the auth token of `ANTHROPIC_API_KEY`'s and `ANTHROPIC_AUTH_TOKEN`'s
+/// values ([`credential`]): at least one of them, else an error that names both.
+fn credentials(
+    key: Option<String>,
+    token: Option<String>,
+) -> Result<(Option<String>, Option<String>), AgentError> {
+    let key = credential("ANTHROPIC_API_KEY", key)?;
+    let token = credential("ANTHROPIC_AUTH_TOKEN", token)?;
+    if key.is_none() && token.is_none() {
+        return Err(AgentError::Setup(
+            "ANTHROPIC_API_KEY is not set, nor is ANTHROPIC_AUTH_TOKEN: set the API key (sent as x-api-key) or a gateway's token (sent as Authorization: Bearer)".into(),
+        ));
+    }
+    Ok((key, token))
 }
 
 /// The Anthropic Messages API over HTTPS (reqwest with rustls): `POST {base}/v1/messages`
@@ -444,10 +476,15 @@ impl AnthropicClient {
             let mut builder = self
                 .http
                 .post(&url)
-                .header("x-api-key", &self.config.api_key)
                 .header("anthropic-version", ANTHROPIC_VERSION)
                 .header("accept", "text/event-stream")
                 .json(&body);
+            if let Some(key) = &self.config.api_key {
+                builder = builder.header("x-api-key", key);
+            }
+            if let Some(token) = &self.config.auth_token {
+                builder = builder.bearer_auth(token);
+            }
             if !request.betas.is_empty() {
                 builder = builder.header("anthropic-beta", request.betas.join(","));
             }
@@ -779,19 +816,53 @@ mod tests {
         }
     }
 
-    /// A key from a CRLF file loses its line end; a control character inside, or no key, is
-    /// refused with a message that names the variable.
+    /// A key from a CRLF file loses its line end; a control character inside, or neither a
+    /// key nor a token, is refused with a message that names the variables (never the
+    /// value); a token alone, or both, will do.
     #[test]
-    fn the_api_key_is_trimmed_and_checked() {
-        assert_eq!(api_key(Some("sk-x\r\n".into())).unwrap(), "sk-x");
-        let err = api_key(Some("sk-\u{7}x".into())).unwrap_err().to_string();
+    fn the_credentials_are_trimmed_and_checked() {
+        let some = |s: &str| Some(s.to_owned());
+        assert_eq!(
+            credentials(some("sk-x\r\n"), None).unwrap(),
+            (some("sk-x"), None)
+        );
+        assert_eq!(
+            credentials(some(" "), some("tok\n")).unwrap(),
+            (None, some("tok"))
+        );
+        assert_eq!(
+            credentials(some("k"), some("t")).unwrap(),
+            (some("k"), some("t"))
+        );
+        let err = credentials(some("sk-\u{7}x"), None)
+            .unwrap_err()
+            .to_string();
         assert!(
-            err.contains("ANTHROPIC_API_KEY contains a control character"),
+            err.contains("ANTHROPIC_API_KEY contains a control character") && !err.contains("sk-"),
             "{err}"
         );
-        let err = api_key(Some("  ".into())).unwrap_err().to_string();
-        assert!(err.contains("ANTHROPIC_API_KEY is not set"), "{err}");
-        assert!(api_key(None).is_err());
+        let err = credentials(None, some("secret\u{1b}"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("ANTHROPIC_AUTH_TOKEN contains a control character")
+                && !err.contains("secret"),
+            "{err}"
+        );
+        let err = credentials(some("  "), None).unwrap_err().to_string();
+        assert!(
+            err.contains("ANTHROPIC_API_KEY is not set, nor is ANTHROPIC_AUTH_TOKEN"),
+            "{err}"
+        );
+        assert!(credentials(None, None).is_err());
+        let config = ClientConfig {
+            base_url: "http://x".into(),
+            api_key: some("sk-secret"),
+            auth_token: some("tok-secret"),
+            attempts: 1,
+            backoff: Duration::ZERO,
+        };
+        assert!(!format!("{config:?}").contains("secret"));
     }
 
     /// `ANTHROPIC_BASE_URL` must be an absolute http(s) URL; what is wrong names the

@@ -39,7 +39,7 @@ use tool_core::{
     ToolResultContent, ToolUseContext, TypedTool, ValidationError, async_trait,
 };
 
-use super::definitions::{AgentDefinition, GENERAL_PURPOSE};
+use super::definitions::{AGENT_DISALLOWED_TOOLS, AgentDefinition, GENERAL_PURPOSE};
 use super::{AgentEvent, AgentLoop, LoopConfig, Stop};
 
 /// How many sub-agents may run at once per nesting level, unless
@@ -247,22 +247,70 @@ impl std::fmt::Debug for AgentTool {
     }
 }
 
-fn tools_text(definition: &AgentDefinition) -> String {
-    let mut text = match &definition.tools {
-        None => "*".to_owned(),
-        Some(tools) if tools.is_empty() => "none".to_owned(),
-        Some(tools) => tools.join(", "),
-    };
-    if !definition.disallowed_tools.is_empty() {
-        text.push_str(&format!(
-            " except {}",
-            definition.disallowed_tools.join(", ")
-        ));
+/// What the Agent tool's description says an agent of `definition` gets, out of `pool` (its
+/// caller's tools), at nesting level `depth` (the agent's own): the tools it resolves to, as
+/// [`AgentTool::sub_tools`] gives them (a misspelt or miscased name gives nothing,
+/// parentheses are not read, `disallowedTools` keeps out even misspelt, the tools no
+/// sub-agent gets are left out, the Agent tool only above the last level); `All tools`
+/// (`except` what `disallowedTools` keeps out) when `tools` is absent; `None` when nothing is
+/// left. Names are shown with any control character escaped.
+fn tools_text(definition: &AgentDefinition, pool: &[Arc<dyn Tool>], depth: usize) -> String {
+    let mut given: Vec<String> = definition
+        .select_tools(pool)
+        .iter()
+        .map(|t| t.name().to_owned())
+        .filter(|name| name != "Agent" || depth + 1 < MAX_AGENT_DEPTH)
+        .collect();
+    // In the order `tools` names them: what each entry alone gives, first entry first.
+    if let Some(entries) = &definition.tools {
+        let mut ordered = Vec::with_capacity(given.len());
+        for entry in entries {
+            let alone = AgentDefinition {
+                tools: Some(vec![entry.clone()]),
+                ..definition.clone()
+            };
+            for tool in alone.select_tools(pool) {
+                if let Some(at) = given.iter().position(|g| g == tool.name()) {
+                    ordered.push(given.remove(at));
+                }
+            }
+        }
+        ordered.append(&mut given);
+        given = ordered;
     }
-    text
+    let listed = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| tools_builtin::skill::listing_text(n))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if definition.tools.is_none() {
+        // What `disallowedTools` keeps out, not what no sub-agent ever gets.
+        let kept_out: Vec<&str> = pool
+            .iter()
+            .map(|t| t.name())
+            .filter(|n| {
+                *n != "Agent"
+                    && !AGENT_DISALLOWED_TOOLS.contains(n)
+                    && !given.iter().any(|g| g == n)
+            })
+            .collect();
+        if kept_out.is_empty() {
+            "All tools".to_owned()
+        } else {
+            format!("All tools except {}", listed(&kept_out))
+        }
+    } else if given.is_empty() {
+        "None".to_owned()
+    } else {
+        listed(&given.iter().map(String::as_str).collect::<Vec<_>>())
+    }
 }
 
-fn build_prompt(definitions: &[AgentDefinition]) -> String {
+/// The Agent tool's description, listing `definitions` with the tools each gets out of
+/// `pool` at nesting level `depth` ([`tools_text`]).
+fn build_prompt(definitions: &[AgentDefinition], pool: &[Arc<dyn Tool>], depth: usize) -> String {
     let mut text = String::from(
         "Launch a new agent to handle complex, multi-step tasks autonomously.\n\nThe Agent tool launches a sub-agent that works on its own with its own tools and context, and returns one final report. Available agent types and the tools they have access to:\n",
     );
@@ -276,7 +324,7 @@ fn build_prompt(definitions: &[AgentDefinition]) -> String {
                 // Cut: the description goes with every request.
                 d.listed_description()
             },
-            tools_text(d)
+            tools_text(d, pool, depth)
         ));
     }
     text.push_str("\nWhen using the Agent tool, give subagent_type to pick an agent type (general-purpose when omitted).\n\nUsage notes:\n- Launch several agents at once when their tasks are independent: put several Agent calls in one message.\n- The agent's result is not shown to the user: relay what matters in your own answer.\n- Each agent starts fresh: write a prompt that contains everything it needs, and say exactly what it should report back.\n- Say whether the agent should change code or only research, since it cannot see the user's request.\n- Agents run in the foreground; run_in_background is not supported.");
@@ -315,7 +363,9 @@ impl AgentTool {
     /// spend tracker, of the types in `definitions` (load them with
     /// [`load_agent_definitions`](super::load_agent_definitions); `general-purpose` is added
     /// when missing). The concurrency cap comes from `CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS`
-    /// (default [`DEFAULT_MAX_CONCURRENT`]).
+    /// (default [`DEFAULT_MAX_CONCURRENT`]). Its description lists the tools each type gets
+    /// out of the built-in tools; [`with_caller_tools`](Self::with_caller_tools) lists them
+    /// out of the caller's own.
     pub fn new(agent_loop: AgentLoop, mut definitions: Vec<AgentDefinition>) -> Self {
         if !definitions.iter().any(|d| d.name == GENERAL_PURPOSE) {
             definitions.push(AgentDefinition::general_purpose());
@@ -326,7 +376,6 @@ impl AgentTool {
             .and_then(|v| v.trim().parse::<usize>().ok())
             .filter(|&n| n > 0)
             .unwrap_or(DEFAULT_MAX_CONCURRENT);
-        let prompt = build_prompt(&definitions);
         Self {
             shared: Arc::new(Shared {
                 agent_loop,
@@ -338,8 +387,24 @@ impl AgentTool {
             }),
             depth: 0,
             allowed: None,
-            prompt,
+            prompt: String::new(),
         }
+        .with_caller_tools(&tool_registry::all_base_tools())
+    }
+
+    /// With a description that lists the tools each agent type gets out of `tools`, the
+    /// tools of the context that calls it (this tool counts among them whether or not they
+    /// hold it). The agents get their tools out of the caller's context whatever this says:
+    /// call it again when those tools change (an MCP server's come or go).
+    #[must_use]
+    pub fn with_caller_tools(mut self, tools: &[Arc<dyn Tool>]) -> Self {
+        let mut pool = tools.to_vec();
+        if !pool.iter().any(|t| t.name() == "Agent") {
+            pool.push(Arc::new(self.clone()));
+        }
+        let startable: Vec<AgentDefinition> = self.startable().cloned().collect();
+        self.prompt = build_prompt(&startable, &pool, self.depth + 1);
+        self
     }
 
     /// With another concurrency cap (sub-agents at once per nesting level).
@@ -394,22 +459,26 @@ impl AgentTool {
     ) -> (Vec<Arc<dyn Tool>>, Vec<String>) {
         let depth = self.depth + 1;
         let (selected, notices) = definition.select_tools_noting(ctx.tools());
-        let tools = selected
+        let selected: Vec<Arc<dyn Tool>> = selected
             .into_iter()
             .filter(|t| t.name() != "Agent" || depth + 1 < MAX_AGENT_DEPTH)
+            .collect();
+        let tools = selected
+            .iter()
             .map(|t| {
                 if t.name() == "Agent" {
                     let allowed: Option<Arc<[String]>> =
                         definition.allowed_agent_types().map(Into::into);
-                    let mut nested = Self {
+                    // Its description lists what its agents get out of this agent's tools.
+                    let nested = Self {
                         depth,
                         allowed,
                         ..self.clone()
-                    };
-                    nested.prompt = build_prompt(&nested.startable().cloned().collect::<Vec<_>>());
+                    }
+                    .with_caller_tools(&selected);
                     Arc::new(nested) as Arc<dyn Tool>
                 } else {
-                    t
+                    Arc::clone(t)
                 }
             })
             .collect();
@@ -778,7 +847,26 @@ mod tests {
             ..tool.clone()
         };
         assert!(nested_agent(level_one.sub_tools(&anyone, &ctx).0).is_none());
-        assert!(nested_agent(tool.sub_tools(&anyone, &ctx).0).is_some());
+        let anyones = nested_agent(tool.sub_tools(&anyone, &ctx).0).expect("anyone gets Agent");
+        // The descriptions say so: the main agent's sub-agents of type `anyone` get Agent,
+        // theirs do not.
+        let line = |t: &dyn Tool, kind: &str| {
+            t.prompt()
+                .lines()
+                .find(|l| l.starts_with(&format!("- {kind}:")))
+                .map(str::to_owned)
+                .unwrap_or_default()
+        };
+        assert!(
+            line(&tool, "anyone").ends_with("(Tools: Read, Agent)"),
+            "{}",
+            line(&tool, "anyone")
+        );
+        assert!(
+            line(anyones.as_ref(), "anyone").ends_with("(Tools: Read)"),
+            "{}",
+            line(anyones.as_ref(), "anyone")
+        );
     }
 
     /// A tool whose every call needs the user's permission.
@@ -994,13 +1082,15 @@ mod tests {
         reviewer.description = "Reviews".into();
         reviewer.tools = Some(vec!["Read".into(), "Grep".into()]);
         reviewer.disallowed_tools = vec!["Bash".into()];
-        let text = build_prompt(&[AgentDefinition::general_purpose(), reviewer]);
+        let pool = tool_registry::all_base_tools();
+        let text = build_prompt(&[AgentDefinition::general_purpose(), reviewer], &pool, 1);
         assert!(
             text.contains("- general-purpose: General-purpose agent"),
             "{text}"
         );
+        assert!(text.contains("(Tools: All tools)\n"), "{text}");
         assert!(
-            text.contains("- reviewer: Reviews (Tools: Read, Grep except Bash)"),
+            text.contains("- reviewer: Reviews (Tools: Read, Grep)"),
             "{text}"
         );
     }

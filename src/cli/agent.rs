@@ -5,9 +5,10 @@
 //! On a terminal, permission asks are put to the user (`y` / `n` / `always`), text streams
 //! to standard output and the calls are listed on standard error as they start and finish.
 //! With `--print` (or without a terminal) nobody is asked: asks become denials that say why.
-//! `--print` writes only the final text. Ctrl-C interrupts the turn (running tools are
-//! cancelled or allowed to finish per their interrupt behaviour; every tool_use still gets
-//! its result); a second Ctrl-C cancels everything.
+//! `--print` writes only the final text (also that of an incomplete answer: the exit code
+//! and the line on standard error say why it is incomplete). Ctrl-C interrupts the turn
+//! (running tools are cancelled or allowed to finish per their interrupt behaviour; every
+//! tool_use still gets its result); a second Ctrl-C cancels everything.
 
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
@@ -393,6 +394,9 @@ fn session_env_file(ctx: &ToolUseContext) -> Option<PathBuf> {
     }
 }
 
+/// The Agent tool as last made, with the names of the tools its description was made from.
+type DescribedAgentTool = (Vec<String>, Arc<dyn Tool>);
+
 /// Runs `toolwright agent`. `trusted`: the answer to the trust question, asked before the
 /// runtime started (see [`ask_trust_if_interactive`]).
 pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
@@ -522,17 +526,33 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
         .trusted
         .unwrap_or_else(|| crate::trust::is_trusted(ctx.cwd()));
     let (definitions, problems) = load_agent_definitions(ctx.cwd(), trusted);
-    let agent_tool: Arc<dyn Tool> = Arc::new(AgentTool::new(agent_loop.clone(), definitions));
+    let agent_tool = AgentTool::new(agent_loop.clone(), definitions);
     // The Agent tool goes among the built-ins, by name, ahead of the MCP tools.
-    let agent_tool = agent_offered(&ctx, agent_tool.as_ref()).then_some(agent_tool);
+    let agent_tool = agent_offered(&ctx, &agent_tool).then_some(agent_tool);
     let agent_tool_offered = agent_tool.is_some();
+    // Its description lists what each agent type gets out of the tools offered: made again
+    // when they change (an MCP server's tools come or go), else the same tool is offered.
+    let described: std::sync::Mutex<Option<DescribedAgentTool>> = Default::default();
     let with_agent_tool = move |mut tools: Vec<Arc<dyn Tool>>| {
         if let Some(agent_tool) = &agent_tool {
+            let names: Vec<String> = tools.iter().map(|t| t.name().to_owned()).collect();
+            let mut described = described
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let tool = match &*described {
+                Some((seen, tool)) if *seen == names => Arc::clone(tool),
+                _ => {
+                    let tool: Arc<dyn Tool> =
+                        Arc::new(agent_tool.clone().with_caller_tools(&tools));
+                    *described = Some((names, Arc::clone(&tool)));
+                    tool
+                }
+            };
             let at = tools
                 .iter()
                 .position(|t| t.is_mcp() || t.name() > "Agent")
                 .unwrap_or(tools.len());
-            tools.insert(at, Arc::clone(agent_tool));
+            tools.insert(at, tool);
         }
         tools
     };
@@ -637,7 +657,10 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
             })
         );
     } else if args.print {
-        if outcome.stop.is_success() {
+        // The answer, also when the run did not end the normal way (still cut off, stopped
+        // by the API, out of turns): the text was paid for, and the exit code and the line
+        // on stderr say it is incomplete. A run that failed without any text writes nothing.
+        if outcome.stop.is_success() || !outcome.final_text.is_empty() {
             // Exactly the model's text into a pipe; on a terminal, its escape sequences
             // shown, not run (they could clear the screen or retitle the window).
             if std::io::stdout().is_terminal() {

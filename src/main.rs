@@ -23,7 +23,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Runs an agent on the Anthropic Messages API (ANTHROPIC_API_KEY) in this directory.
+    /// Runs an agent on the Anthropic Messages API (ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN) in this directory.
     Agent(cli::agent::AgentArgs),
     /// Replays a bundled model turn through the full pipeline in a temporary sample project
     /// (no API key, no network).

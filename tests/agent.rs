@@ -296,6 +296,7 @@ fn a_mid_stream_error_and_a_missing_key_are_clear() {
         .args(["agent", "hi"])
         .current_dir(dir.path())
         .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -325,6 +325,7 @@ pub fn agent_command(url: &str, dir: &Path, extra: &[&str], prompt: &str) -> Com
         .env("ANTHROPIC_BASE_URL", url)
         .env("ANTHROPIC_API_KEY", "test-key")
         .env("CLAUDE_CONFIG_DIR", dir.join(".no-user-config"))
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
         .env_remove("ENABLE_TOOL_SEARCH")
         .env_remove("ANTHROPIC_MODEL")
         .env_remove("DISABLE_PROMPT_CACHING")

@@ -27,7 +27,8 @@
 //!   result then says the file holds the first 64 MiB) and only the head and tail stay in
 //!   memory. A failing command's error shows a head and tail of its output: whatever it cut
 //!   is in a file the error names first (the spill file, or one written then). Past [`KILL_CAP`] bytes the command is killed with a
-//!   note.
+//!   note. A spill file that cannot be written (a full disk) is removed, and the result says
+//!   the bytes it would have held could not be saved, and why.
 //! - The working directory persists through a context modifier while it stays inside the
 //!   working directories (the project directory included, so `cd ..` back to it holds);
 //!   otherwise the session goes back to the project directory (Claude Code's original cwd,
@@ -39,6 +40,13 @@
 //!   still exists, and the output says so. A command that removes it (`rmdir "$PWD"`) moves
 //!   the session there itself: the executor takes no context change from a concurrency-safe
 //!   call, so a read-only command after it could not (it says only where it ran).
+//! - The directory a command ended in comes back through a scratch file in the session's
+//!   directory, made (and its room reserved) before the command runs: a command cannot start
+//!   when it cannot be made ("Could not start the command: cannot create its scratch file in
+//!   DIR: ..."), a command that fills the disk keeps its `cd`, and when the file still could
+//!   not be written the result says that the working directory could not be tracked, why,
+//!   and where the next command runs. A removed directory is written as such (a line break
+//!   alone), so the two are never taken for each other.
 //! - The user's own `CLAUDE_ENV_FILE` (the variable in this process's environment, which
 //!   the settings' `env` sets too) is sourced before each command, foreground and
 //!   background, before the session's (SessionStart hooks') file; one that cannot be read
@@ -596,6 +604,9 @@ struct Run {
     stdout: Captured,
     stderr: Captured,
     final_cwd: Option<PathBuf>,
+    /// The directory the command ended in could not be learned: why (its scratch file could
+    /// not be written).
+    cwd_untracked: Option<String>,
     /// The command exited leaving processes in its group (`server &`), which were stopped.
     stopped_leftovers: bool,
 }
@@ -841,15 +852,26 @@ async fn run_command(
         Some(dir) => dir.to_path_buf(),
         None => private_temp_dir()?,
     };
-    // Made here, exclusively and owner-only, so the shell's `>|` writes to this file (and
-    // never through a link, should one appear anyway).
-    let cwd_file = ScratchFile(
-        create_scratch_file(&scratch_dir, "cwd").map_err(|e| ToolError::io(&scratch_dir, e))?,
-    );
+    // Made here, exclusively and owner-only, so the shell writes to this file (and never
+    // through a link, should one appear anyway). Nothing has run yet: a failure here says the
+    // command never started, and what could not be made where.
+    let cwd_file = ScratchFile(create_scratch_file(&scratch_dir, "cwd").map_err(|e| {
+        ToolError::msg(format!(
+            "Could not start the command: cannot create its scratch file in {}: {e}",
+            scratch_dir.display()
+        ))
+    })?);
+    // Its room reserved now, while the disk may have some: the shell writes the directory
+    // over these bytes, so a command that fills the disk does not lose its `cd`
+    // ([`read_cwd_file`]). When even this fails, the command runs all the same.
+    let reserve_error = reserve_cwd_file(&cwd_file.0).err();
     // The command (after the session's environment), then its status, then the directory
-    // it ended in. The command is an argument, run through `eval` as Claude Code runs it:
-    // whatever it leaves open (a here-document without its end line, a trailing `\`) ends
-    // where it ends, so the epilogue is never read as part of it.
+    // it ended in, written over the reserved bytes (`1<>`: no truncation), or a line break
+    // alone when `pwd -P` fails (the directory was removed): a file that holds nothing was
+    // never written (a full disk, or the shell ended by the command itself). The command is
+    // an argument, run through `eval` as Claude Code runs it: whatever it leaves open (a
+    // here-document without its end line, a trailing `\`) ends where it ends, so the
+    // epilogue is never read as part of it.
     // The command is taken from `$1` before the environment file is sourced: a `shift` or
     // `set --` in that file must not change what runs.
     let script = format!(
@@ -857,7 +879,7 @@ async fn run_command(
         with_session_env(
             ctx,
             &format!(
-                "eval \"$__toolwright_command\"\n__toolwright_status=$?\npwd -P 2>/dev/null >| {}\nexit $__toolwright_status",
+                "eval \"$__toolwright_command\"\n__toolwright_status=$?\n{{ pwd -P || echo; }} 2>/dev/null 1<> {}\nexit $__toolwright_status",
                 shell_quote(&cwd_file.0.to_string_lossy())
             ),
         )
@@ -1023,6 +1045,7 @@ async fn run_command(
             stdout: none(),
             stderr: none(),
             final_cwd: None,
+            cwd_untracked: None,
             stopped_leftovers: false,
         });
     }
@@ -1031,15 +1054,23 @@ async fn run_command(
     }
     // The group is gone (ended above); nothing for the guard to do.
     guard.group = None;
-    // Empty when `pwd -P` failed: the directory the command ended in was removed.
-    let printed = tokio::fs::read_to_string(&cwd_file.0)
-        .await
-        .ok()
-        // Only `pwd`'s own line break: a directory's name may end in spaces.
-        .map(|s| s.strip_suffix('\n').unwrap_or(&s).to_owned())
-        .filter(|s| !s.is_empty())
-        .map(PathBuf::from);
+    let report = read_cwd_file(&cwd_file.0).await;
+    // Nothing written by a shell that ran to its end: the write failed (a full disk: a
+    // second write says why), else the command ended the shell itself (`exit`), which is no
+    // failure to report, unless the disk was already too full to reserve the file's room.
+    let cwd_untracked = match (&report, &end) {
+        (CwdReport::Unwritten, End::Exited(_)) => probe_write(&cwd_file.0)
+            .await
+            .err()
+            .or(reserve_error)
+            .map(|e| e.to_string()),
+        _ => None,
+    };
     drop(cwd_file);
+    let printed = match report {
+        CwdReport::Printed(path) => Some(path),
+        CwdReport::Removed | CwdReport::Unwritten => None,
+    };
     // What was printed is the command's to decide (it may redefine `pwd`): only where it
     // really leads counts (`proj/../elsewhere` is not inside `proj`). A path that is not
     // absolute, leads nowhere or to something else than a directory (a file), is no
@@ -1061,8 +1092,67 @@ async fn run_command(
         stdout: stdout.finish(budget).await,
         stderr: stderr.finish(budget).await,
         final_cwd,
+        cwd_untracked,
         stopped_leftovers,
     })
+}
+
+/// Bytes reserved in the scratch file that learns where a command ended, before it runs:
+/// more than `pwd -P` prints (a path is at most `PATH_MAX`, 4096 bytes with its NUL).
+const CWD_FILE_RESERVE: usize = 4096;
+
+/// Fills the new (empty) scratch file `path` with [`CWD_FILE_RESERVE`] NUL bytes: the room
+/// the shell's `pwd -P` is later written over, so that the write needs no new space should
+/// the command fill the disk.
+fn reserve_cwd_file(path: &Path) -> std::io::Result<()> {
+    use std::io::Write as _;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)?
+        .write_all(&[0; CWD_FILE_RESERVE])
+}
+
+/// What the scratch file says of the directory a command ended in.
+#[derive(Debug)]
+enum CwdReport {
+    /// `pwd -P` printed this.
+    Printed(PathBuf),
+    /// `pwd -P` failed (the directory was removed): the line break alone was written.
+    Removed,
+    /// Nothing was written: the write failed (a full disk), or the shell never got there.
+    Unwritten,
+}
+
+/// Reads the scratch file the script wrote the directory to: what was written ends at the
+/// first NUL byte (the room reserved beyond it), or at the end of the file.
+async fn read_cwd_file(path: &Path) -> CwdReport {
+    let Ok(bytes) = tokio::fs::read(path).await else {
+        return CwdReport::Unwritten;
+    };
+    let written = bytes.split(|&b| b == 0).next().unwrap_or_default();
+    if written.is_empty() {
+        return CwdReport::Unwritten;
+    }
+    // Only `pwd`'s own line break: a directory's name may end in spaces.
+    let line = written.strip_suffix(b"\n").unwrap_or(written);
+    if line.is_empty() {
+        return CwdReport::Removed;
+    }
+    use std::os::unix::ffi::OsStrExt as _;
+    CwdReport::Printed(PathBuf::from(std::ffi::OsStr::from_bytes(line)))
+}
+
+/// Whether one more byte can be written at the end of `path` now (a full disk says why
+/// not: the file ends at its reserved room, so the byte needs new space); the file is
+/// removed right after, so the byte does no harm.
+async fn probe_write(path: &Path) -> std::io::Result<()> {
+    let mut file = tokio::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .await?;
+    file.write_all(&[0]).await?;
+    // A write handed to the file reports its failure here.
+    file.flush().await
 }
 
 /// Which of a command's two output streams.
@@ -1278,11 +1368,11 @@ impl Capture {
             }
             match opened {
                 Ok(mut file) => {
-                    if let Err(e) = file.write_all(&self.memory).await {
-                        self.spill_error = Some(e.to_string());
-                    }
                     self.spilled_bytes = self.memory.len() as u64;
-                    self.spill = Some(file);
+                    match file.write_all(&self.memory).await {
+                        Ok(()) => self.spill = Some(file),
+                        Err(e) => self.spill_failed(file, &e).await,
+                    }
                 }
                 Err(e) => self.spill_error = Some(e.to_string()),
             }
@@ -1295,15 +1385,26 @@ impl Capture {
         {
             let room = usize::try_from(SPILL_FILE_CAP - self.spilled_bytes).unwrap_or(usize::MAX);
             let part = &bytes[..bytes.len().min(room)];
-            if let Err(e) = file.write_all(part).await {
-                self.spill_error = Some(e.to_string());
-            }
             self.spilled_bytes += part.len() as u64;
+            if let Err(e) = file.write_all(part).await
+                && let Some(file) = self.spill.take()
+            {
+                self.spill_failed(file, &e).await;
+            }
         }
         self.tail.extend_from_slice(bytes);
         if self.tail.len() > 2 * KEEP_HEAD_TAIL {
             self.tail.drain(..self.tail.len() - KEEP_HEAD_TAIL);
         }
+    }
+
+    /// The spill file could not be written (`e`: a full disk): it is closed and removed, as
+    /// it holds only part of the output and is named nowhere; what it would have held is
+    /// counted, and the result says it could not be saved, and why.
+    async fn spill_failed(&mut self, file: tokio::fs::File, e: &std::io::Error) {
+        drop(file);
+        self.spill_error = Some(e.to_string());
+        let _ = tokio::fs::remove_file(&self.spill_path).await;
     }
 
     fn tail_text(&self, max: usize) -> String {
@@ -1341,7 +1442,10 @@ impl Capture {
             return (self.memory, None, false);
         }
         if let Some(mut file) = self.spill.take() {
-            let _ = file.flush().await;
+            // A write handed to the file earlier may fail only now (a full disk).
+            if let Err(e) = file.flush().await {
+                self.spill_failed(file, &e).await;
+            }
         }
         // What is shown stays under the inline limit (a quarter of the budget each for the
         // head and the tail, leaving room for the notes), so that the result is not saved to
@@ -1402,6 +1506,7 @@ fn finish(
         stdout,
         stderr,
         final_cwd,
+        cwd_untracked,
         stopped_leftovers,
     } = run;
     let spilled = if stdout.spill.is_some() {
@@ -1447,6 +1552,13 @@ fn finish(
             note(&format!("Shell cwd was reset to {}", project.display()));
             new_cwd = (project != ctx.cwd()).then(|| project.to_path_buf());
         }
+    }
+    if let Some(why) = &cwd_untracked {
+        note(&format!(
+            "The working directory could not be tracked (its scratch file could not be \
+             written: {why}); the next command runs in {}.",
+            ctx.cwd().display()
+        ));
     }
     let (code, interrupted) = match end {
         End::Exited(Some(0)) => (Some(0), false),

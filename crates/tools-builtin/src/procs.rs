@@ -413,15 +413,12 @@ pub(crate) async fn group_alive_off_runtime(pgid: i32) -> bool {
 /// The grace is the group's, not only the leader's: a `bash -c` wrapper dies at once on
 /// SIGTERM, while what it started (a server, a shell whose TERM trap cleans up) is still
 /// finishing. Waiting for the leader alone sent them SIGKILL at once.
-pub(crate) async fn terminate_group(child: &mut tokio::process::Child, pgid: i32, grace: Duration) {
-    terminate_command(child, pgid, None, grace).await;
-}
-
-/// [`terminate_group`], and with `marked` (the command's [`GROUP_MARK`] and when it started)
-/// the groups job control made ([`left_groups`]: `set -m; cmd &`, which neither the group's
-/// signal nor its parent links reach once their subshell exited) too: they get SIGTERM with
-/// the group and SIGKILL when they outlive the grace, and those made meanwhile (found again
-/// once the group is gone) SIGKILL.
+///
+/// With `marked` (the command's [`GROUP_MARK`] and when it started), the groups job control
+/// made ([`left_groups`]: `set -m; cmd &`, which neither the group's signal nor its parent
+/// links reach once their subshell exited) go too: they get SIGTERM with the group and
+/// SIGKILL when they outlive the grace, and those made meanwhile (found again once the group
+/// is gone) SIGKILL.
 pub(crate) async fn terminate_command(
     child: &mut tokio::process::Child,
     pgid: i32,

@@ -508,9 +508,10 @@ fn spawn_program(language: Language, program: &str, cwd: &Path) -> Result<Interp
 
 /// SIGTERM to the group, SIGKILL after [`KILL_GRACE`] unless the whole group is gone by then
 /// (not only the interpreter), reap the interpreter and wait until nothing of its group is
-/// left ([`terminate_group`](crate::procs::terminate_group)).
+/// left ([`terminate_command`](crate::procs::terminate_command)).
 async fn terminate(mut interpreter: Interpreter) {
-    crate::procs::terminate_group(&mut interpreter.child, interpreter.pgid, KILL_GRACE).await;
+    crate::procs::terminate_command(&mut interpreter.child, interpreter.pgid, None, KILL_GRACE)
+        .await;
 }
 
 static MARKER_COUNTER: AtomicU64 = AtomicU64::new(0);

@@ -16,7 +16,9 @@
 //! ids are `"1"`, `"2"`, ... and never reused (`.highwatermark` remembers the largest one
 //! handed out; a damaged one, no regular file or a link that leads nowhere included, is
 //! rebuilt from the task files present, one that cannot be read for now is an error; it is
-//! always replaced by a file of its own, never written through a link), and every change runs under an exclusive `flock` of `.lock` in the list's directory, so concurrent
+//! always replaced by a file of its own, never written through a link; a new task's id is
+//! counted before its file is written, so a TaskCreate that fails, on a full disk say, leaves
+//! no task behind, at most an id never used, and says so), and every change runs under an exclusive `flock` of `.lock` in the list's directory, so concurrent
 //! calls (another session's, a sub-agent's, `toolwright serve`'s calls side by side) and
 //! other processes sharing the list never lose an update. Every file is written atomically
 //! (temporary file in the same directory, fsync, rename). A task file that is not valid JSON
@@ -277,6 +279,10 @@ pub enum TaskStoreError {
         /// What is wrong.
         reason: String,
     },
+    /// [`TaskListStore::create`] failed writing the id counter or the task's file, and left
+    /// no task behind (a retry makes no duplicate).
+    #[error("{0}; no task was created")]
+    NotCreated(Box<TaskStoreError>),
     /// A file operation failed.
     #[error("{}: {source}", path.display())]
     Io {
@@ -726,8 +732,12 @@ impl TaskListStore {
             metadata,
             other: Map::new(),
         };
-        list.write_task(&task)?;
-        list.set_high_water_mark(next)?;
+        // The counter first: a task file is never left without its id counted (a failure
+        // after it would leave a task the call reports as not created, and a retry would
+        // make it twice). A task file that cannot be written then leaves only an id unused.
+        let not_created = |e: TaskStoreError| TaskStoreError::NotCreated(Box::new(e));
+        list.set_high_water_mark(next).map_err(not_created)?;
+        list.write_task(&task).map_err(not_created)?;
         Ok(task)
     }
 

@@ -10,6 +10,11 @@
 //! model is shown is TaskOutput's alone (`task_id`, `block`, `timeout`); the schema step
 //! ([`TaskOutput`]'s `parse_input`) puts a legacy input in those words first, so hooks and
 //! permission rules see one shape.
+//!
+//! An ended task whose output file's file system was full when it ended says that output may
+//! be missing ([`TaskSnapshot::output_incomplete`](crate::tasks::TaskSnapshot)): what the
+//! command wrote then was lost, and so was its own error about it, which went to the same
+//! file.
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
@@ -477,6 +482,12 @@ impl TypedTool for Typed {
                  wrote after that cannot be read]",
                 task.output_file.display()
             ));
+        }
+        if task.status != TaskStatus::Running && task.output_incomplete {
+            if !output.is_empty() && !output.ends_with('\n') {
+                output.push('\n');
+            }
+            output.push_str(crate::tasks::OUTPUT_INCOMPLETE);
         }
         if task.status != TaskStatus::Running && task.leftovers_stopped {
             if !output.is_empty() && !output.ends_with('\n') {

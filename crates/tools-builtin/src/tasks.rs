@@ -15,7 +15,9 @@
 //! groups job control made for the command (`set -m; cmd &`, found by the mark its processes
 //! inherit, `TOOLWRIGHT_COMMAND`). When the command itself exits, what it left in its group
 //! and in such groups is killed too. A command moved to the background at its timeout ends only once its output is all
-//! in its file.
+//! in its file. A task whose output file's file system is full when it ends (or whose
+//! adopted output could not all be copied) is marked [`TaskSnapshot::output_incomplete`]:
+//! TaskOutput says its output may be missing.
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 use std::ops::ControlFlow;
@@ -89,6 +91,10 @@ pub struct TaskSnapshot {
     pub kill_reason: Option<String>,
     /// Its command ended leaving processes running (`cmd &`), which were stopped with it.
     pub leftovers_stopped: bool,
+    /// Its output may be missing from its file: the file's file system was full when the
+    /// task ended (the command's writes, and the error it printed about them, may have been
+    /// lost), or the copy of an adopted command's output to the file failed.
+    pub output_incomplete: bool,
 }
 
 #[derive(Debug)]
@@ -129,6 +135,8 @@ struct Progress {
     read_offset: u64,
     /// See [`TaskSnapshot::leftovers_stopped`].
     leftovers_stopped: bool,
+    /// See [`TaskSnapshot::output_incomplete`].
+    output_incomplete: bool,
 }
 
 impl TaskState {
@@ -153,6 +161,7 @@ impl TaskState {
             exit_code: p.exit_code,
             kill_reason: p.kill_reason.clone(),
             leftovers_stopped: p.leftovers_stopped,
+            output_incomplete: p.output_incomplete,
         }
     }
 }
@@ -208,6 +217,10 @@ pub const LINE_PIECE_BYTES: usize = 64 * 1024;
 
 /// The [`TaskSnapshot::kill_reason`] of a task [`TaskRegistry::kill_all`] ended.
 pub const KILLED_WITH_ALL: &str = "every task was killed";
+
+/// What TaskOutput adds when a task's output may be missing from its file
+/// ([`TaskSnapshot::output_incomplete`]).
+pub(crate) const OUTPUT_INCOMPLETE: &str = "[The output file's file system was full when the task ended; output may be missing (what the command wrote then was lost, its own error about it too)]";
 
 /// What TaskOutput adds when a task's command ended leaving processes running.
 pub(crate) const LEFTOVERS_STOPPED: &str = "Stopped the processes this command left running (`&`, `nohup`) when it ended: a background command's processes end with it, and their later output will not come. Keep them in the foreground of the command (`wait`) to keep them.";
@@ -277,6 +290,20 @@ fn new_task_id() -> String {
     id
 }
 
+/// Whether the file system holding `file` has no block left that this process may write
+/// (root may use the blocks reserved for it): a write to it fails, so a task whose command
+/// wrote there has lost output. An error asking is taken for room.
+fn file_system_full(file: &std::fs::File) -> bool {
+    nix::sys::statvfs::fstatvfs(file).is_ok_and(|fs| {
+        let free = if nix::unistd::geteuid().is_root() {
+            fs.blocks_free()
+        } else {
+            fs.blocks_available()
+        };
+        free == 0
+    })
+}
+
 /// A file's device and inode numbers: which file a path names.
 type FileIdentity = (u64, u64);
 
@@ -297,16 +324,24 @@ fn new_output_file(
     // Each level made only inside the one above (never the session's directory again,
     // should it have been removed: `create_private_dir`).
     let dir = output_dir.join("tasks");
+    // Said as what could not be made where (a full disk names only a directory otherwise):
+    // the command does not run in the background.
+    let cannot = |e: std::io::Error| {
+        ToolError::msg(format!(
+            "Could not create the background task's output file in {}: {e}",
+            dir.display()
+        ))
+    };
     tool_core::create_private_dir(output_dir)
         .and_then(|()| tool_core::create_private_dir(&dir))
-        .map_err(|e| ToolError::io(&dir, e))?;
+        .map_err(cannot)?;
     let output_file = dir.join(format!("{id}.output"));
     let file = std::fs::OpenOptions::new()
         .append(true)
         .create_new(true)
         .mode(0o600)
         .open(&output_file)
-        .map_err(|e| ToolError::io(&output_file, e))?;
+        .map_err(cannot)?;
     let meta = file
         .metadata()
         .map_err(|e| ToolError::io(&output_file, e))?;
@@ -397,6 +432,8 @@ impl TaskRegistry {
         let watched = file
             .try_clone()
             .map_err(|e| ToolError::io(&output_file, e))?;
+        // Whether a write to the file failed (a full disk): the task's output is then
+        // incomplete.
         let copy = tokio::spawn(async move {
             let _keep = keep;
             let mut file = tokio::fs::File::from_std(file);
@@ -415,10 +452,10 @@ impl TaskRegistry {
                 };
                 // A full disk ends the copy; the command goes on.
                 if file.write_all(bytes).await.is_err() {
-                    break;
+                    return true;
                 }
             }
-            let _ = file.flush().await;
+            file.flush().await.is_err()
         });
         Ok(self.watch(
             id,
@@ -447,7 +484,7 @@ impl TaskRegistry {
         (pgid, mark, started): (i32, String, std::time::Instant),
         child: tokio::process::Child,
         lifetime: Duration,
-        copy: Option<tokio::task::JoinHandle<()>>,
+        copy: Option<tokio::task::JoinHandle<bool>>,
     ) -> TaskSnapshot {
         let (done, _) = watch::channel(false);
         let task = Arc::new(TaskState {
@@ -536,14 +573,19 @@ impl TaskRegistry {
                     }
                 }
             };
+            let mut copy_failed = false;
             if let Some(mut copy) = copy {
                 // The group is gone, so its pipes are at their end: the copy finishes now
                 // (bounded all the same: a descendant that left the group holds them; the
                 // copy is then abandoned, not left running).
-                if tokio::time::timeout(KILL_GRACE, &mut copy).await.is_err() {
-                    copy.abort();
+                match tokio::time::timeout(KILL_GRACE, &mut copy).await {
+                    Ok(result) => copy_failed = result.unwrap_or(false),
+                    Err(_) => copy.abort(),
                 }
             }
+            // A command writing to a full disk loses that output and its own error about it
+            // (which went to the same file): said by TaskOutput.
+            let incomplete = copy_failed || file_system_full(&output);
             // Only now, with its output all in its file, does the task count as ended: a
             // reader that sees it ended has read everything.
             {
@@ -551,6 +593,7 @@ impl TaskRegistry {
                 p.status = Some(status);
                 p.exit_code = exit_code;
                 p.kill_reason = kill_reason;
+                p.output_incomplete = incomplete;
             }
             task.done.send_replace(true);
         });

@@ -23,8 +23,8 @@ use crate::bash::commands::{
     git_content, git_read_only_but_for, git_repository_elsewhere, has_option, has_path_operands,
     inherited_git_variable, is_read_only, is_transparent, lists_the_cwd_by_default,
     options_after_operands, path_args, path_use, read_path_args, reads_listed_files,
-    reads_only_whatever_is_appended, reads_trees, safe_wrapper_len, sed_in_place,
-    sed_script_reason, wrapped_command_starts, wrapped_readings, xargs_arg_files,
+    reads_only_whatever_is_appended, reads_trees, safe_wrapper_len, sed_in_place, sed_script_note,
+    sed_unseen, wrapped_command_starts, wrapped_readings, xargs_arg_files,
 };
 use crate::bash::file_uses::{config_variables, file_uses};
 use crate::bash::parse::{
@@ -2610,6 +2610,19 @@ impl PermissionEngine {
             );
             worst = Some(f.sub(text.clone()));
         }
+        // A sed script that names files (`w out`, `r /etc/hostname`): each is checked below
+        // as the path it is, written or read; the command is asked about for what it is
+        // where no path objects more (bypass mode lets it run).
+        if matches!(name, "sed" | "gsed")
+            && let Some(note) = sed_script_note(words)
+        {
+            let f = Finding::new(
+                Kind::Ask,
+                format!("`{text}` runs {note}, which needs approval."),
+            )
+            .sub(text.clone());
+            worst = Some(pick(worst, f));
+        }
         // A `~` bash does not expand names a file of that name ([`Word::path_value`]), for
         // every use of the paths below (a destination joined with names, too).
         // A word that looks like an assignment has its `~` after the `=` expanded by bash
@@ -2855,6 +2868,31 @@ impl PermissionEngine {
             _ => "changes everything under",
         };
         for (index, arg) in args.iter().enumerate() {
+            // What a sed script file (`-f FILE`), or a script that cannot be read, may name:
+            // it may write any file, a protected one too, which bypass mode must still ask
+            // about (a safety check); what it may only read is a path that cannot be checked.
+            if matches!(name, "sed" | "gsed")
+                && let Some(unseen) = sed_unseen(words, arg)
+            {
+                let reason = unseen.reason;
+                let f = if unseen.may_write {
+                    Finding::safety_ask(
+                        format!(
+                            "`{text}` runs {reason}, which cannot be checked: it may write any file, a protected one too."
+                        ),
+                        text.clone(),
+                    )
+                } else {
+                    self.unchecked_path(
+                        set,
+                        PathUse::Read,
+                        format!("`{text}` runs {reason}, which cannot be checked."),
+                    )
+                    .sub(text.clone())
+                };
+                worst = Some(pick(worst, f));
+                continue;
+            }
             let written_into = dest.as_ref().is_some_and(|d| d.index == index) || index >= listed;
             let use_ = match uses.get(index) {
                 Some(u) => *u,
@@ -2924,17 +2962,9 @@ impl PermissionEngine {
                                 );
                                 return Some(Finding::safety_ask(why, text));
                             }
-                            // The files a sed script names itself are no computed path:
-                            // said for what they are (the decision is the same).
-                            let sed_reason = (name == "sed").then(|| sed_script_reason(words, arg));
-                            let message = match sed_reason.flatten() {
-                                Some(reason) => {
-                                    format!("`{text}` runs {reason}, which cannot be checked.")
-                                }
-                                None => format!(
-                                    "`{text}` uses a computed path ({raw}), which cannot be checked."
-                                ),
-                            };
+                            let message = format!(
+                                "`{text}` uses a computed path ({raw}), which cannot be checked."
+                            );
                             let f = self.computed_path(set, &raw, use_, removes_tree, message);
                             worst = Some(pick(worst, f.sub(text.clone())));
                         }
@@ -6294,10 +6324,10 @@ struct Given<'a> {
 /// What the command `words` (a program behind its wrappers, the files find or xargs give it
 /// where `{}` is: `rm {}`, `sed -i s/a/b/ {}`) loses of those files, if it takes them away:
 /// it removes them (`rm`, `unlink`, `rmdir`), moves them away (`mv`), empties them
-/// (`truncate`) or overwrites them (`shred`; `sed -i`/`--in-place`, `perl -i` and `dd of={}`,
-/// as their file uses say; `tee {}` without `-a`; `cp` with `{}` its destination, not `-t
-/// DIR`). A protected file among them is lost as if removed. Other writes (`tee -a`,
-/// `chmod`, `touch`) lose no content and are not counted.
+/// (`truncate`) or overwrites them (`shred`; `sed -i`/`--in-place` or a sed script's `w {}`,
+/// `perl -i` and `dd of={}`, as their file uses say; `tee {}` without `-a`; `cp` with `{}`
+/// its destination, not `-t DIR`). A protected file among them is lost as if removed.
+/// Other writes (`tee -a`, `chmod`, `touch`) lose no content and are not counted.
 fn takes_away_found(words: &[Word]) -> Option<Loss> {
     let name = words.first()?.value.as_deref().map(basename)?;
     let found = |w: &Word| w.value.as_deref().is_some_and(|v| v.contains("{}"));
@@ -6307,7 +6337,16 @@ fn takes_away_found(words: &[Word]) -> Option<Loss> {
         "mv" => Some(Loss::MovesAway),
         "truncate" => Some(Loss::Empties),
         "shred" => Some(Loss::Overwrites),
-        "sed" => sed_in_place(words).then_some(Loss::Overwrites),
+        // In place, or a file its script writes named by the placeholder (`-exec sed -n 'w
+        // {}' …`, `w {}.bak`).
+        "sed" | "gsed" => {
+            let reads = read_path_args(name, words);
+            let writes_found = path_args(name, words)
+                .iter()
+                .enumerate()
+                .any(|(i, w)| !reads.contains(&i) && found(w));
+            (sed_in_place(words) || writes_found).then_some(Loss::Overwrites)
+        }
         "tee" => (!has_option(words, &['a'], &["--append"]) && args.iter().any(found))
             .then_some(Loss::Overwrites),
         "cp" => destination("cp", words)

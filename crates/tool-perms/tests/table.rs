@@ -2201,7 +2201,8 @@ async fn paths_behind_any_wrapper_are_checked() {
 }
 
 /// Readers that also write: their output file is checked as a write (Edit rules and the
-/// protected paths apply), and sed's script files (`1r .env`, `w out`) cannot be checked.
+/// protected paths apply), and so are the files a sed script names (`1r .env` a read,
+/// `w out` a write).
 /// `find`'s options before its start points do not hide them.
 #[tokio::test]
 async fn files_written_by_readers_and_paths_behind_find_options() {
@@ -2211,12 +2212,12 @@ async fn files_written_by_readers_and_paths_behind_find_options() {
         case("ask", "Bash", "tree -o .git/hooks/post-merge").mode("bypassPermissions"),
         case("ask", "Bash", "find . -fprint .git/hooks/pre-push").mode("bypassPermissions"),
         case("ask", "Bash", "vim .git/config").mode("bypassPermissions"),
-        // The file names inside a sed script are not taken apart: asked, even in bypass
-        // mode, when a path rule could be dodged.
-        case("ask", "Bash", "sed '1r .env' README.md")
+        // The files a sed script names are checked as the reads and writes they are, in
+        // bypass mode too.
+        case("deny", "Bash", "sed '1r .env' README.md")
             .deny(&["Read(.env)"])
             .mode("bypassPermissions"),
-        case("ask", "Bash", "sed 's/a/b/w prot/f' README.md")
+        case("deny", "Bash", "sed 's/a/b/w prot/f' README.md")
             .deny(&["Edit(prot/**)"])
             .mode("bypassPermissions"),
         case("allow", "Bash", "sed 's/a/b/' README.md")

@@ -671,17 +671,16 @@ fn table_path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         | "chgrp" | "truncate" | "shred" | "install" | "rsync" | "dd" | "tee" | "unlink" => {
             PathUse::Write
         }
-        // In place, or with a script that may write a file it names (`w out`).
-        "sed"
-            if sed_in_place(words) || {
-                let args: Vec<&str> = words
-                    .get(1..)
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|w| w.value.as_deref().unwrap_or("\0computed"))
-                    .collect();
-                sed::may_use_script_files(&args)
-            } =>
+        // In place, or with a script that writes a file it names (`w out`) or may (`-f
+        // FILE`): each path its own use ([`read_path_args`]). (`gsed` is GNU sed's name
+        // beside a BSD sed.)
+        "sed" | "gsed"
+            if sed_in_place(words)
+                || sed_may_be_in_place(words)
+                || sed_script_files(words).is_none_or(|s| {
+                    s.files.iter().any(|f| f.writes)
+                        || s.unseen.as_ref().is_some_and(sed::Unseen::may_write)
+                }) =>
         {
             PathUse::Write
         }
@@ -778,14 +777,14 @@ fn table_path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         // `hd` is `hexdump -C`; `dir` and `vdir` are `ls`; the binutils that only read.
         "cat" | "head" | "tail" | "less" | "more" | "bat" | "nl" | "wc" | "od" | "xxd"
         | "hexdump" | "hd" | "strings" | "sort" | "uniq" | "cut" | "paste" | "column" | "file"
-        | "stat" | "diff" | "cmp" | "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "gawk"
-        | "mawk" | "nawk" | "jq" | "base64" | "md5sum" | "sha1sum" | "sha224sum" | "sha256sum"
-        | "sha384sum" | "sha512sum" | "shasum" | "cksum" | "ls" | "dir" | "vdir" | "objdump"
-        | "readelf" | "nm" | "size" | "find" | "tree" | "du" | "tac" | "rev" | "fold"
-        | "realpath" | "readlink" | "source" | "." | "cd" | "tr" | "xargs" | "comm" | "expand"
-        | "unexpand" | "date" | "fmt" | "pr" | "base32" | "bzcat" | "zgrep" | "zegrep"
-        | "zfgrep" | "zless" | "basenc" | "b2sum" | "sum" | "join" | "shuf" | "iconv"
-        | "uuencode" | "look" | "sdiff" | "diff3" => PathUse::Read,
+        | "stat" | "diff" | "cmp" | "grep" | "egrep" | "fgrep" | "rg" | "sed" | "gsed" | "awk"
+        | "gawk" | "mawk" | "nawk" | "jq" | "base64" | "md5sum" | "sha1sum" | "sha224sum"
+        | "sha256sum" | "sha384sum" | "sha512sum" | "shasum" | "cksum" | "ls" | "dir" | "vdir"
+        | "objdump" | "readelf" | "nm" | "size" | "find" | "tree" | "du" | "tac" | "rev"
+        | "fold" | "realpath" | "readlink" | "source" | "." | "cd" | "tr" | "xargs" | "comm"
+        | "expand" | "unexpand" | "date" | "fmt" | "pr" | "base32" | "bzcat" | "zgrep"
+        | "zegrep" | "zfgrep" | "zless" | "basenc" | "b2sum" | "sum" | "join" | "shuf"
+        | "iconv" | "uuencode" | "look" | "sdiff" | "diff3" => PathUse::Read,
         _ => return None,
     })
 }
@@ -2731,8 +2730,8 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
             reads: Vec::new(),
         };
     }
-    if name == "sed" {
-        let paths = sed_path_args(words);
+    if matches!(name, "sed" | "gsed") {
+        let (paths, reads) = sed_path_args(words);
         let operands = !paths.is_empty();
         return PathArgs {
             operand_indices: (0..paths.len()).collect(),
@@ -2740,7 +2739,7 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
             operands,
             target: None,
             dropped: 0,
-            reads: Vec::new(),
+            reads,
         };
     }
     if let Some(uses) = file_uses::file_uses(name, words) {
@@ -3094,62 +3093,205 @@ fn makes_symlinks(name: &str, words: &[Word]) -> bool {
     false
 }
 
-/// sed's paths: its files and its script files (`-f FILE`, `-fFILE`, `--file=FILE`), as
-/// [`sed`] reads the command line; a computed word is an operand. When the command line is
-/// not understood, one computed word: its paths cannot be checked.
-fn sed_path_args(words: &[Word]) -> Vec<Word> {
-    const COMPUTED: &str = "\0computed";
-    let args: Vec<&str> = words[1..]
+/// The words after `sed` as [`sed`] reads them: a computed word is `"\0"` and its text
+/// without quotes (`sed "s/$a/b/w out"`: the script is computed, the name in it is not).
+fn sed_args(words: &[Word]) -> Vec<String> {
+    words
+        .get(1..)
+        .unwrap_or_default()
         .iter()
-        .map(|w| w.value.as_deref().unwrap_or(COMPUTED))
+        .map(|w| match &w.value {
+            Some(v) => v.clone(),
+            None => format!("\0{}", w.raw.replace(['"', '\''], "")),
+        })
+        .collect()
+}
+
+fn as_strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+/// A computed word that may be options (not surely an operand: `$OPTS`, `"$F"`).
+fn may_be_options(w: &Word) -> bool {
+    w.value.is_none() && !is_surely_operand(w)
+}
+
+/// [`sed::script_files`] of `sed WORDS`, with the files of the scripts a computed word that
+/// may be options makes (`sed $OPTS 'w out' f`): read without those words (`$OPTS` as `-n`:
+/// the next operand is the script), and each word right after one read as a script
+/// (`$OPTS` as `-e`, also after the script: `sed s/a/b/ $X 'w out' f`). `None` when the
+/// command line is not understood.
+fn sed_script_files(words: &[Word]) -> Option<sed::ScriptFiles> {
+    let mut found = sed::script_files(&as_strs(&sed_args(words)))?;
+    let rest = words.get(1..).unwrap_or_default();
+    if !rest.iter().any(may_be_options) {
+        return Some(found);
+    }
+    let without: Vec<Word> = std::iter::once(words[0].clone())
+        .chain(rest.iter().filter(|w| !may_be_options(w)).cloned())
         .collect();
+    let mut more = sed::script_files(&as_strs(&sed_args(&without)))
+        .map(|s| s.files)
+        .unwrap_or_default();
+    for pair in rest.windows(2) {
+        if may_be_options(&pair[0])
+            && let Some(script) = pair[1].value.as_deref()
+            && let Some(s) = sed::script_files(&["-e", script])
+        {
+            more.extend(s.files);
+        }
+    }
+    for f in more {
+        if !found.files.contains(&f) {
+            found.files.push(f);
+        }
+    }
+    Some(found)
+}
+
+/// sed's paths, and the indices of those it only reads: its script files (`-f FILE`,
+/// `-fFILE`, `--file=FILE`, read), its files (read, or written in place; both when a
+/// computed word may be `-i`), as [`sed`] reads the command line (a computed word is an
+/// operand), then the files its scripts name (`w FILE` written, `r FILE` read:
+/// [`sed::script_files`]; a name with an expansion in a computed script is a computed
+/// word), and, when its scripts may name others unseen (a script file, a computed script,
+/// one that cannot be read), one computed word for them (written, unless they may only be
+/// read: [`sed_unseen`] says why). When the command line is not understood, one computed
+/// word: its paths cannot be checked.
+fn sed_path_args(words: &[Word]) -> (Vec<Word>, Vec<usize>) {
+    let args = sed_args(words);
+    let args = as_strs(&args);
     let computed = || Word {
         raw: join_raw(words),
         value: None,
         plain: false,
         glob: false,
     };
-    let Some(paths) = sed::paths(&args) else {
-        return vec![computed()];
+    let (Some((script_files, files)), Some(script)) = (sed::paths(&args), sed_script_files(words))
+    else {
+        return (vec![computed()], Vec::new());
     };
-    let in_script = sed::may_use_script_files(&args).then(computed);
-    paths
-        .into_iter()
-        .filter_map(|(i, offset)| {
-            let w = words.get(i + 1)?;
-            Some(match (&w.value, offset) {
-                (Some(v), o) if o > 0 => {
-                    let value = v.get(o..)?.to_owned();
-                    Word {
-                        raw: value.clone(),
-                        value: Some(value),
-                        plain: w.plain,
-                        glob: w.glob,
-                    }
+    let in_place = sed_in_place(words);
+    let may_be_in_place = sed_may_be_in_place(words);
+    let mut out = Vec::new();
+    let mut reads = Vec::new();
+    // Each file read, or written in place, or both when a computed word may be `-i`.
+    let named = script_files.into_iter().map(|p| (p, true, false)).chain(
+        files
+            .into_iter()
+            .map(|p| (p, !in_place, in_place || may_be_in_place)),
+    );
+    for ((i, offset), read, written) in named {
+        let Some(w) = words.get(i + 1) else {
+            continue;
+        };
+        let word = match (&w.value, offset) {
+            (Some(v), o) if o > 0 => {
+                let Some(value) = v.get(o..) else {
+                    continue;
+                };
+                Word {
+                    raw: value.to_owned(),
+                    value: Some(value.to_owned()),
+                    plain: w.plain,
+                    glob: w.glob,
                 }
-                _ => w.clone(),
-            })
-        })
-        .chain(in_script)
-        .collect()
+            }
+            _ => w.clone(),
+        };
+        if read {
+            reads.push(out.len());
+            if written {
+                out.push(word.clone());
+            }
+        }
+        out.push(word);
+    }
+    for f in script.files {
+        if !f.writes {
+            reads.push(out.len());
+        }
+        out.push(if f.computed {
+            Word {
+                raw: f.name,
+                value: None,
+                plain: false,
+                glob: false,
+            }
+        } else {
+            // sed expands no `~` (`w ~/x` writes `./~/x`); the command as written is
+            // its raw text, for messages.
+            let value = if f.name.starts_with('~') {
+                format!("./{}", f.name)
+            } else {
+                f.name
+            };
+            Word {
+                raw: f.command,
+                value: Some(value),
+                plain: false,
+                glob: false,
+            }
+        });
+    }
+    if let Some(unseen) = script.unseen {
+        if !unseen.may_write() {
+            reads.push(out.len());
+        }
+        out.push(computed());
+    }
+    (out, reads)
 }
 
-/// Why the word [`sed_path_args`] adds for the files a sed script names itself (`r FILE`,
-/// `w FILE`, `-f FILE`) cannot be checked, as a message says it: "a sed script that reads
-/// or writes other files (`r /etc/hostname`)", "a sed script file (`-f fix.sed`)". `None`
-/// for any other word of `sed WORDS`, and for a line not understood or a computed script
-/// (a computed path).
-pub fn sed_script_reason(words: &[Word], arg: &Word) -> Option<String> {
+/// Whether a computed word of `sed WORDS` may be options that make it edit in place (`sed
+/// $OPTS s/a/b/ f`, `"$F"` may be `-i`): any that is not surely an operand.
+fn sed_may_be_in_place(words: &[Word]) -> bool {
+    words.iter().skip(1).any(may_be_options)
+}
+
+/// What cannot be seen of the files a sed script uses, for the word [`sed_path_args`] adds
+/// for them ([`SedUnseen`]). `None` for any other word of `sed WORDS`, and for a line not
+/// understood or a computed script (a computed path).
+pub fn sed_unseen(words: &[Word], arg: &Word) -> Option<SedUnseen> {
     if arg.value.is_some() || arg.raw != join_raw(words) {
         return None;
     }
-    let args: Vec<&str> = words
-        .get(1..)
-        .unwrap_or_default()
-        .iter()
-        .map(|w| w.value.as_deref().unwrap_or("\0computed"))
-        .collect();
-    sed::script_files_reason(&args)
+    match sed::script_files(&as_strs(&sed_args(words)))?.unseen? {
+        sed::Unseen::ScriptFile(name) => Some(SedUnseen {
+            reason: format!("a sed script file (`-f {name}`)"),
+            may_write: true,
+        }),
+        sed::Unseen::Unreadable { shown, may_write } => Some(SedUnseen {
+            reason: format!("a sed script that may read or write other files (`{shown}`)"),
+            may_write,
+        }),
+        sed::Unseen::Computed => None,
+    }
+}
+
+/// The files a sed script may use that cannot be seen ([`sed_unseen`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SedUnseen {
+    /// Why, as a message says it: "a sed script file (`-f fix.sed`)", "a sed script that
+    /// may read or write other files (`SCRIPT`)".
+    pub reason: String,
+    /// Whether they may be written (a script file may write any file; a script that
+    /// cannot be read and has a `w` or `W` in it), else only read.
+    pub may_write: bool,
+}
+
+/// What a sed command line whose scripts name files (`r FILE`, `w FILE`, `s///w FILE`) does,
+/// as a message says it: "a sed script that reads or writes other files (`r
+/// /etc/hostname`)", naming the first such command. Each file is checked as the path it
+/// is; this says why the command needs approval where none objects. `None` when its
+/// scripts name no file.
+pub fn sed_script_note(words: &[Word]) -> Option<String> {
+    let files = sed_script_files(words)?.files;
+    let first = files.first()?;
+    Some(format!(
+        "a sed script that reads or writes other files (`{}`)",
+        first.command
+    ))
 }
 
 /// The directories the glob words of a command that only reads list, those words that are

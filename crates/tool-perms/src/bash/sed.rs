@@ -1,10 +1,18 @@
-//! GNU sed command lines: what read-only analysis and acceptEdits mode allow.
+//! GNU sed command lines: what read-only analysis and acceptEdits mode allow, and the files
+//! a script names.
 //!
 //! sed is powerful: its `e` command and the `e` flag of `s` run shell commands, `w`/`W` and
 //! the `w` flag write files, `r`/`R` read them, `-f` reads a script from a file. Only two
 //! narrow forms are auto-allowed: `sed -n` with a print-only script (read-only), and, in
 //! acceptEdits mode, substitutions without the `e`/`w` flags and `p`/`d` commands. Anything
 //! not understood is refused (asked).
+//!
+//! The files a script names are found by reading it as GNU sed does ([`script_files`]:
+//! `-e` pieces, commands on lines of their own or after `;`, addresses, blocks, the text of
+//! `a`/`i`/`c`, labels, comments, `s`/`y` with any delimiter and bracket expressions read
+//! both as GNU sed 4.9 and as earlier versions read them); the caller checks each as the
+//! path it is, written or read. A script file (`-f`), a computed script and a script that
+//! cannot be read are said to be unseen ([`Unseen`]).
 
 /// A sed command line, options read as GNU sed reads them (options may follow operands).
 #[derive(Debug, Default)]
@@ -164,11 +172,10 @@ impl<'a> SedCall<'a> {
         self.expressions.is_empty() && self.script_files.is_empty()
     }
 
-    /// The scripts sed runs: the `-e` ones, else the first operand. Empty with `-f`.
+    /// The scripts sed runs that the command line holds: the `-e` ones, else (no `-f`
+    /// either) the first operand.
     fn scripts(&self) -> Vec<&'a str> {
-        if !self.script_files.is_empty() {
-            Vec::new()
-        } else if self.expressions.is_empty() {
+        if self.script_is_operand() {
             self.operands.first().map(|(_, s)| *s).into_iter().collect()
         } else {
             self.expressions.clone()
@@ -293,72 +300,114 @@ fn script_executes(script: &str) -> bool {
     false
 }
 
-/// The paths `sed ARGS` reads or writes: its script files and its files, each as (index in
-/// `args`, byte offset of the path in it). With `-i ''` both readings count (BSD: the first
-/// operand is the script; GNU: it is a file). `None` when the command line is not
-/// understood.
-pub(crate) fn paths(args: &[&str]) -> Option<Vec<(usize, usize)>> {
+/// A path in the arguments: the index of the argument and the byte offset of the path in it
+/// (`-fFILE`: 2).
+pub(crate) type ArgPath = (usize, usize);
+
+/// The paths `sed ARGS` names on its command line: its script files (read), then its files
+/// (read, or written in place), each as (index in `args`, byte offset of the path in it).
+/// With `-i ''` both readings count (BSD: the first operand is the script; GNU: it is a
+/// file). `None` when the command line is not understood.
+pub(crate) fn paths(args: &[&str]) -> Option<(Vec<ArgPath>, Vec<ArgPath>)> {
     let call = SedCall::parse(args)?;
     let skip_script = call.script_is_operand() && !call.bsd_empty_suffix;
-    let mut out = call.script_files.clone();
-    out.extend(
-        call.operands
-            .iter()
-            .skip(usize::from(skip_script))
-            .map(|(i, _)| (*i, 0)),
-    );
-    Some(out)
-}
-
-/// Whether `sed ARGS` may read or write files its command line does not name: a script from
-/// a file, or a script that is not a plain edit and has `r`/`R`/`w`/`W` in it (`1r .env`,
-/// `w out`, `s/a/b/w out`). Their names are in the script, which is not taken apart: the
-/// caller treats them as paths that cannot be checked. `true` when the line is not
-/// understood.
-pub(crate) fn may_use_script_files(args: &[&str]) -> bool {
-    let Some(call) = SedCall::parse(args) else {
-        return true;
-    };
-    !call.script_files.is_empty()
-        || call.scripts().iter().any(|s| {
-            // A computed script (`sed "$S"`) may hold anything.
-            s.contains('\0') || (!is_edit_script(s) && s.contains(['r', 'R', 'w', 'W']))
-        })
-}
-
-/// Why the files `sed ARGS` may use cannot be checked, when [`may_use_script_files`] says
-/// so for a command line that is understood and whose scripts are all written out: "a sed
-/// script file (`-f fix.sed`)", or "a sed script that reads or writes other files (`r
-/// /etc/hostname`)" naming the first command that does (`r`, `R`, `w`, `W`, `s///w`), or
-/// "a sed script that may read or write other files (`SCRIPT`)" when none is found (one of
-/// those letters in a script that is not a plain edit). `None` otherwise: a line not
-/// understood or a computed script is a computed path.
-pub(crate) fn script_files_reason(args: &[&str]) -> Option<String> {
-    let call = SedCall::parse(args)?;
-    if let Some(&(index, offset)) = call.script_files.first() {
-        let name = args.get(index)?.get(offset..)?;
-        return Some(format!("a sed script file (`-f {}`)", shown(name)));
-    }
-    let scripts = call.scripts();
-    if scripts.iter().any(|s| s.contains('\0')) {
-        return None;
-    }
-    let risky: Vec<&str> = scripts
-        .into_iter()
-        .filter(|s| !is_edit_script(s) && s.contains(['r', 'R', 'w', 'W']))
+    let files = call
+        .operands
+        .iter()
+        .skip(usize::from(skip_script))
+        .map(|(i, _)| (*i, 0))
         .collect();
-    if let Some(command) = risky.iter().find_map(|s| file_command(s)) {
-        return Some(format!(
-            "a sed script that reads or writes other files (`{}`)",
-            shown(command)
-        ));
+    Some((call.script_files, files))
+}
+
+/// A file a sed script names: `r FILE` and `R FILE` read it, `w FILE`, `W FILE` and the `w
+/// FILE` flag of `s` write it (GNU sed creates or empties it as it reads the script, before
+/// any line, even when a later command is an error).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ScriptFile {
+    /// The name as sed takes it: the rest of its line, blanks before it left out. Never
+    /// GNU sed's own names (`/dev/stdin`, `/dev/stdout`, `/dev/stderr`).
+    pub(crate) name: String,
+    /// Whether sed writes it (else it reads it).
+    pub(crate) writes: bool,
+    /// The command that names it, with its address, as written (`$W y.txt`, `s/a/b/w out`).
+    pub(crate) command: String,
+    /// The name comes from a script the shell computes and has an expansion in it (`w
+    /// .git/hooks/$N`): what it names is the shell's to say.
+    pub(crate) computed: bool,
+}
+
+/// Why the files sed's scripts use are not all known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Unseen {
+    /// A script read from a file (`-f FILE`, the first one's name): it may read and write
+    /// any file.
+    ScriptFile(String),
+    /// A script the shell computes (`sed "$S"`, `sed "s/$a/b/"`): a computed path.
+    Computed,
+    /// A script this reading cannot take apart (shown as [`shown`] shows it), with the
+    /// letter of a command that names a file in it: whether one that writes (`w`, `W`).
+    Unreadable {
+        /// The script, as a message quotes it.
+        shown: String,
+        /// Whether it has a `w` or a `W`.
+        may_write: bool,
+    },
+}
+
+impl Unseen {
+    /// Whether what is not seen may write files.
+    pub(crate) fn may_write(&self) -> bool {
+        match self {
+            Unseen::ScriptFile(_) | Unseen::Computed => true,
+            Unseen::Unreadable { may_write, .. } => *may_write,
+        }
     }
-    risky.first().map(|s| {
-        format!(
-            "a sed script that may read or write other files (`{}`)",
-            shown(s)
-        )
-    })
+}
+
+/// The files sed's scripts use ([`script_files`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ScriptFiles {
+    /// Each file its scripts name, in order, once for each use.
+    pub(crate) files: Vec<ScriptFile>,
+    /// Why there may be others, when there may.
+    pub(crate) unseen: Option<Unseen>,
+}
+
+/// The files the scripts of `sed ARGS` name (`-e` pieces joined by line breaks, as GNU sed
+/// joins them, or the script operand), read as GNU sed reads a script ([`Reader`]). A
+/// computed word is `"\0"` and its text without quotes: its script is [`Unseen::Computed`],
+/// and the names in it are still read (a literal one is checked as written, one with an
+/// expansion as a computed path). `None` when the command line is not understood.
+pub(crate) fn script_files(args: &[&str]) -> Option<ScriptFiles> {
+    let call = SedCall::parse(args)?;
+    let scripts = call.scripts();
+    let computed = scripts.iter().any(|s| s.starts_with('\0'));
+    let script = scripts
+        .iter()
+        .map(|s| s.strip_prefix('\0').unwrap_or(s))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let (mut files, read) = read_script_files(&script);
+    if computed {
+        for f in &mut files {
+            f.computed = f.name.contains(['$', '`']);
+        }
+    }
+    let unseen = if let Some(&(index, offset)) = call.script_files.first() {
+        let name = args.get(index)?.get(offset..)?;
+        Some(Unseen::ScriptFile(name.trim_start_matches('\0').to_owned()))
+    } else if computed {
+        Some(Unseen::Computed)
+    } else if !read && script.contains(['r', 'R', 'w', 'W']) {
+        Some(Unseen::Unreadable {
+            shown: shown(&script),
+            may_write: script.contains(['w', 'W']),
+        })
+    } else {
+        None
+    };
+    Some(ScriptFiles { files, unseen })
 }
 
 /// A script or command as a message quotes it: its first line, at most 80 characters.
@@ -371,91 +420,362 @@ fn shown(text: &str) -> String {
     out
 }
 
-/// The first command of a sed script that names a file (`r F`, `R F`, `w F`, `W F`, an `s`
-/// with the `w` flag), with its address, as written (to the end of its line); read as
-/// loosely as [`script_executes`] reads a script.
-fn file_command(script: &str) -> Option<&str> {
-    let chars: Vec<(usize, char)> = script.char_indices().collect();
-    let at = |i: usize| chars.get(i).map(|(_, c)| *c);
-    let offset = |i: usize| chars.get(i).map_or(script.len(), |(o, _)| *o);
-    let line_end = |i: usize| {
-        let mut j = i;
-        while at(j).is_some_and(|c| c != '\n') {
-            j += 1;
-        }
-        j
+/// The files `script` names, as GNU sed 4.9 reads it and as older versions do (which end a
+/// regex at the delimiter inside a bracket expression: `s/[/]/x/`), the union of both, and
+/// whether one of the readings took the whole script without an error. A reading that
+/// stops at an error keeps the files named before it: GNU sed has made them by then.
+fn read_script_files(script: &str) -> (Vec<ScriptFile>, bool) {
+    let mut files: Vec<ScriptFile> = Vec::new();
+    let mut read = false;
+    let readings: &[bool] = if script.contains('[') {
+        &[true, false]
+    } else {
+        &[true]
     };
-    // From `i` at a delimiter, the index after the next unescaped one.
-    let skip_delimited = |mut i: usize, delim: char| -> usize {
-        i += 1;
-        while at(i).is_some_and(|c| c != delim) {
-            if at(i) == Some('\\') {
-                i += 1;
-            }
-            i += 1;
-        }
-        i + 1
-    };
-    let mut i = 0;
-    while i < chars.len() {
-        while at(i).is_some_and(|c| c.is_whitespace() || matches!(c, ';' | '{' | '}')) {
-            i += 1;
-        }
-        let start = i;
-        // The address.
-        loop {
-            match at(i) {
-                Some(c) if c.is_ascii_digit() || matches!(c, '$' | ',' | '!' | '~' | '+' | ' ') => {
-                    i += 1;
-                }
-                Some('/') => {
-                    i = skip_delimited(i, '/');
-                    while matches!(at(i), Some('I' | 'M')) {
-                        i += 1;
-                    }
-                }
-                Some('\\') => match at(i + 1) {
-                    Some(d) => {
-                        i = skip_delimited(i + 1, d);
-                        while matches!(at(i), Some('I' | 'M')) {
-                            i += 1;
-                        }
-                    }
-                    None => return None,
-                },
-                _ => break,
-            }
-        }
-        let end = line_end(i);
-        match at(i)? {
-            'r' | 'R' | 'w' | 'W' => return Some(script[offset(start)..offset(end)].trim()),
-            's' | 'y' => {
-                let is_s = at(i) == Some('s');
-                let delim = at(i + 1)?;
-                let mut j = skip_delimited(i + 1, delim);
-                j = skip_delimited(j - 1, delim);
-                while let Some(c) = at(j) {
-                    if matches!(c, ';' | '\n' | '}') {
-                        break;
-                    }
-                    if is_s && c == 'w' {
-                        return Some(script[offset(start)..offset(end)].trim());
-                    }
-                    j += 1;
-                }
-                i = j;
-            }
-            // Text to the end of the line (`a text`, `i text`, `c text`, a comment).
-            'a' | 'i' | 'c' | '#' => i = end,
-            _ => {
-                i += 1;
-                while at(i).is_some_and(|c| !matches!(c, ';' | '\n' | '}')) {
-                    i += 1;
-                }
+    for &brackets in readings {
+        let mut reader = Reader::new(script, brackets);
+        read |= reader.program().is_some();
+        for f in reader.files {
+            if !files.contains(&f) {
+                files.push(f);
             }
         }
     }
-    None
+    (files, read)
+}
+
+/// GNU sed's reading of a script (its `compile_program`), for the files it names: commands
+/// separated by `;` or line breaks, each with up to two addresses (`N`, `$`, `/re/`,
+/// `\cREc`, `first~step`, `addr,+N`, `addr,~N`, `0,/re/`) and `!`; `{`/`}`; the text of `a`,
+/// `i`, `c` and `e` (to the first line break without a backslash before it; `a\` starts it
+/// on the next line); labels (to a blank or `;`); comments; `s` and `y` with any delimiter,
+/// a backslash escaping any character (a line break too), the `w` flag taking the rest of the
+/// line; `r`, `R`, `w`, `W` taking the rest of the line as the file name. Where it refuses a
+/// script GNU sed refuses it too (an unknown command or flag, an unterminated `s`, extra
+/// characters after a command), and what it takes for text or a name GNU sed takes so.
+struct Reader<'a> {
+    text: &'a str,
+    chars: Vec<(usize, char)>,
+    i: usize,
+    /// GNU sed 4.9's reading of a bracket expression in a regex (`[/]`, `[]/]`, `[[:alpha:]/]`:
+    /// the delimiter inside is a member); without it, the regex ends at the delimiter.
+    brackets: bool,
+    files: Vec<ScriptFile>,
+}
+
+impl<'a> Reader<'a> {
+    fn new(text: &'a str, brackets: bool) -> Self {
+        Self {
+            text,
+            chars: text.char_indices().collect(),
+            i: 0,
+            brackets,
+            files: Vec::new(),
+        }
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.i).map(|(_, c)| *c)
+    }
+
+    fn next(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.i += 1;
+        Some(c)
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        let here = self.peek() == Some(c);
+        self.i += usize::from(here);
+        here
+    }
+
+    /// The byte offset of character `i` (the end of the text past the last).
+    fn offset(&self, i: usize) -> usize {
+        self.chars.get(i).map_or(self.text.len(), |(o, _)| *o)
+    }
+
+    /// Spaces and tabs (GNU sed's `in_nonblank`).
+    fn skip_blanks(&mut self) {
+        while matches!(self.peek(), Some(' ' | '\t')) {
+            self.i += 1;
+        }
+    }
+
+    fn digits(&mut self) -> bool {
+        let from = self.i;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.i += 1;
+        }
+        self.i > from
+    }
+
+    /// To the next line break (left for the caller) or the end.
+    fn skip_to_line_end(&mut self) {
+        while self.peek().is_some_and(|c| c != '\n') {
+            self.i += 1;
+        }
+    }
+
+    /// The whole script; `None` at the first thing GNU sed refuses.
+    fn program(&mut self) -> Option<()> {
+        loop {
+            while self
+                .peek()
+                .is_some_and(|c| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c' | ';'))
+            {
+                self.i += 1;
+            }
+            let Some(c) = self.peek() else {
+                return Some(());
+            };
+            if c == '#' {
+                self.skip_to_line_end();
+                continue;
+            }
+            let start = self.i;
+            let addressed = self.addresses()?;
+            self.skip_blanks();
+            if self.eat('!') {
+                self.skip_blanks();
+                if self.peek() == Some('!') {
+                    return None;
+                }
+            }
+            match self.next()? {
+                '{' => {}
+                '}' if !addressed => self.end_of_command()?,
+                'a' | 'i' | 'c' => self.text(false)?,
+                'e' => self.text(true)?,
+                ':' if !addressed => {
+                    if self.label() == 0 {
+                        return None;
+                    }
+                }
+                'b' | 't' | 'T' | 'v' => {
+                    self.label();
+                }
+                'q' | 'Q' | 'l' | 'L' => {
+                    self.skip_blanks();
+                    self.digits();
+                    self.end_of_command()?;
+                }
+                '=' | 'd' | 'D' | 'F' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x'
+                | 'z' => self.end_of_command()?,
+                c @ ('r' | 'R' | 'w' | 'W') => self.file(start, matches!(c, 'w' | 'W'))?,
+                's' => self.substitution(start)?,
+                'y' => {
+                    let delim = self.delimiter()?;
+                    self.delimited(delim, false)?;
+                    self.delimited(delim, false)?;
+                    self.end_of_command()?;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Optional `addr1[,addr2]`: `Some(true)` when there is one.
+    fn addresses(&mut self) -> Option<bool> {
+        if !self.address(false)? {
+            return Some(false);
+        }
+        self.skip_blanks();
+        if self.eat(',') {
+            self.skip_blanks();
+            if !self.address(true)? {
+                return None;
+            }
+        }
+        Some(true)
+    }
+
+    /// One address: `Some(false)` when there is none here.
+    fn address(&mut self, second: bool) -> Option<bool> {
+        match self.peek() {
+            Some(c) if c.is_ascii_digit() => {
+                self.digits();
+                if self.eat('~') {
+                    self.digits();
+                }
+            }
+            Some('+' | '~') if second => {
+                self.i += 1;
+                if !self.digits() {
+                    return None;
+                }
+            }
+            Some('$') => self.i += 1,
+            Some('/') => {
+                self.i += 1;
+                self.delimited('/', true)?;
+                self.regex_flags();
+            }
+            Some('\\') => {
+                self.i += 1;
+                let delim = self.delimiter()?;
+                self.delimited(delim, true)?;
+                self.regex_flags();
+            }
+            _ => return Some(false),
+        }
+        Some(true)
+    }
+
+    /// The `I` and `M` flags of a regex address.
+    fn regex_flags(&mut self) {
+        while matches!(self.peek(), Some('I' | 'M')) {
+            self.i += 1;
+        }
+    }
+
+    /// The delimiter of `s`, `y` or `\cREc`: any character but a line break or a backslash.
+    fn delimiter(&mut self) -> Option<char> {
+        self.next().filter(|c| !matches!(c, '\n' | '\\'))
+    }
+
+    /// To the unescaped `delim` (GNU sed's `match_slash`): a backslash escapes any character,
+    /// a line break too; an unescaped line break or the end is an error. In a regex read
+    /// with [`brackets`](Self::brackets), a bracket expression is passed over whole.
+    fn delimited(&mut self, delim: char, regex: bool) -> Option<()> {
+        loop {
+            match self.next()? {
+                '\n' => return None,
+                c if c == delim => return Some(()),
+                '\\' => {
+                    self.next()?;
+                }
+                '[' if regex && self.brackets => self.bracket()?,
+                _ => {}
+            }
+        }
+    }
+
+    /// A bracket expression after its `[`: a leading `^`, then a leading `]` (a member),
+    /// classes (`[:alpha:]`, `[=a=]`, `[.-.]`) whole, to the `]`; a backslash is a member.
+    fn bracket(&mut self) -> Option<()> {
+        self.eat('^');
+        self.eat(']');
+        loop {
+            match self.next()? {
+                ']' => return Some(()),
+                '\n' => return None,
+                '[' if matches!(self.peek(), Some(':' | '=' | '.')) => {
+                    let kind = self.next()?;
+                    loop {
+                        match self.next()? {
+                            '\n' => return None,
+                            c if c == kind && self.eat(']') => break,
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The end of a command: blanks, then `;`, a line break, the end, or a `}` or `#` that
+    /// follows (left for the next command).
+    fn end_of_command(&mut self) -> Option<()> {
+        self.skip_blanks();
+        match self.peek() {
+            None | Some('}' | '#') => Some(()),
+            Some('\n' | ';') => {
+                self.i += 1;
+                Some(())
+            }
+            _ => None,
+        }
+    }
+
+    /// A label (`:a`, `b end`, `v 4.2`): after blanks, to a blank, a `;`, a line break or
+    /// the end. Its length.
+    fn label(&mut self) -> usize {
+        self.skip_blanks();
+        let from = self.i;
+        while self.peek().is_some_and(|c| !c.is_whitespace() && c != ';') {
+            self.i += 1;
+        }
+        self.i - from
+    }
+
+    /// The text of `a`, `i`, `c` (or the command of `e`, which may be empty): after blanks,
+    /// `\` and the character after it start it (`a\` and a line break: the next line), to
+    /// the first line break without a backslash before it.
+    fn text(&mut self, may_be_empty: bool) -> Option<()> {
+        self.skip_blanks();
+        match self.peek() {
+            None => return may_be_empty.then_some(()),
+            Some('\n') if may_be_empty => return Some(()),
+            Some('\\') => {
+                self.i += 1;
+                // The character after it is the text's first (a line break: none).
+                if self.next().is_none() {
+                    return Some(());
+                }
+            }
+            Some(_) => {}
+        }
+        while let Some(c) = self.next() {
+            match c {
+                '\\' => {
+                    self.next();
+                }
+                '\n' => break,
+                _ => {}
+            }
+        }
+        Some(())
+    }
+
+    /// The file of `r`, `R`, `w`, `W` or the `w` flag: after blanks, the rest of the line;
+    /// empty, an error. The command began at `start`.
+    fn file(&mut self, start: usize, writes: bool) -> Option<()> {
+        self.skip_blanks();
+        let from = self.i;
+        self.skip_to_line_end();
+        let name = &self.text[self.offset(from)..self.offset(self.i)];
+        if name.is_empty() {
+            return None;
+        }
+        // GNU sed's own names: its standard input, output and error, no files.
+        if !matches!(name, "/dev/stdin" | "/dev/stdout" | "/dev/stderr") {
+            self.files.push(ScriptFile {
+                name: name.to_owned(),
+                writes,
+                command: self.text[self.offset(start)..self.offset(self.i)]
+                    .trim()
+                    .to_owned(),
+                computed: false,
+            });
+        }
+        Some(())
+    }
+
+    /// `s` after its letter: the regex, the replacement, then the flags (`g`, `p`, `e`, `i`,
+    /// `I`, `m`, `M`, a number, blanks), up to the end of the command or `w FILE`.
+    fn substitution(&mut self, start: usize) -> Option<()> {
+        let delim = self.delimiter()?;
+        self.delimited(delim, true)?;
+        self.delimited(delim, false)?;
+        loop {
+            match self.peek() {
+                None | Some('}' | '#') => return Some(()),
+                Some('\n' | ';') => {
+                    self.i += 1;
+                    return Some(());
+                }
+                Some(' ' | '\t' | 'g' | 'p' | 'e' | 'i' | 'I' | 'm' | 'M') => self.i += 1,
+                Some(c) if c.is_ascii_digit() => self.i += 1,
+                Some('w') => {
+                    self.i += 1;
+                    return self.file(start, true);
+                }
+                _ => return None,
+            }
+        }
+    }
 }
 
 /// Whether `sed ARGS` only prints lines: `-n` (or `--quiet`), no `-i`, no `-f`, options that
@@ -752,39 +1072,109 @@ mod tests {
         }
     }
 
+    /// The files `sed ARGS` names, as (name, writes, command).
+    fn named(args: &[&str]) -> Vec<(String, bool, String)> {
+        script_files(args)
+            .unwrap()
+            .files
+            .into_iter()
+            .map(|f| (f.name, f.writes, f.command))
+            .collect()
+    }
+
+    fn file(name: &str, writes: bool, command: &str) -> (String, bool, String) {
+        (name.to_owned(), writes, command.to_owned())
+    }
+
     #[test]
     fn commands_that_name_files() {
-        for (script, command) in [
-            ("r /etc/hostname", Some("r /etc/hostname")),
-            ("1R x", Some("1R x")),
-            ("s/a/b/;$W y.txt", Some("$W y.txt")),
-            ("s/a/b/w out", Some("s/a/b/w out")),
-            ("/x/,/y/ w out\np", Some("/x/,/y/ w out")),
-            ("s/r/w/g;1!G", None),
-            ("a read this\n2w out", Some("2w out")),
-            ("s/a\\/r/b/gw o", Some("s/a\\/r/b/gw o")),
+        for (script, files) in [
+            (
+                "r /etc/hostname",
+                vec![file("/etc/hostname", false, "r /etc/hostname")],
+            ),
+            ("1R x", vec![file("x", false, "1R x")]),
+            ("s/a/b/;$W y.txt", vec![file("y.txt", true, "$W y.txt")]),
+            ("s/a/b/w out", vec![file("out", true, "s/a/b/w out")]),
+            ("s/a/b/gpw out", vec![file("out", true, "s/a/b/gpw out")]),
+            ("s/a/b/ w  out", vec![file("out", true, "s/a/b/ w  out")]),
+            ("/x/,/y/ w out\np", vec![file("out", true, "/x/,/y/ w out")]),
+            ("s/r/w/g;1!G", vec![]),
+            ("a read this\n2w out", vec![file("out", true, "2w out")]),
+            ("s/a\\/r/b/gw o", vec![file("o", true, "s/a\\/r/b/gw o")]),
+            // The name is the rest of the line: `;` and `}` too.
+            ("w out;p}", vec![file("out;p}", true, "w out;p}")]),
+            ("/a/{w x\n}", vec![file("x", true, "w x")]),
+            (":a;w x", vec![file("x", true, "w x")]),
+            ("b end;w x;:end", vec![file("x;:end", true, "w x;:end")]),
+            ("y/abc/xyz/;w x", vec![file("x", true, "w x")]),
+            // Text, a replacement, a regex, a comment, a command `e` runs: no file.
+            ("a w x", vec![]),
+            ("a foo\\\nw x", vec![]),
+            ("i\\\nw x", vec![]),
+            ("c\\\ntext\\\nw x\nw y", vec![file("y", true, "w y")]),
+            ("s/w x/y/", vec![]),
+            ("/w x/p", vec![]),
+            ("# w x\np", vec![]),
+            ("1e w x", vec![]),
+            // GNU sed's own names.
+            ("w /dev/stdout", vec![]),
+            ("s/a/b/w /dev/stderr", vec![]),
+            ("r /dev/stdin", vec![]),
+            // A bracket expression, in both readings (GNU sed 4.9 and before).
+            ("s/[/]/x/w a", vec![file("a", true, "s/[/]/x/w a")]),
+            ("s/[/]/w b/", vec![file("b/", true, "s/[/]/w b/")]),
+            (
+                "s/[[:alpha:]/]/x/w c",
+                vec![file("c", true, "s/[[:alpha:]/]/x/w c")],
+            ),
+            // Made before the error after it.
+            ("w x\ns/a", vec![file("x", true, "w x")]),
         ] {
-            assert_eq!(file_command(script), command, "{script:?}");
+            assert_eq!(named(&["-n", script, "f"]), files, "{script:?}");
         }
+    }
+
+    #[test]
+    fn what_cannot_be_seen() {
+        let unseen = |args: &[&str]| script_files(args).unwrap().unseen;
         assert_eq!(
-            script_files_reason(&["-i", "r /etc/hostname", "f"]).as_deref(),
-            Some("a sed script that reads or writes other files (`r /etc/hostname`)")
+            unseen(&["-i", "-ffix.sed", "f"]),
+            Some(Unseen::ScriptFile("fix.sed".into()))
         );
         assert_eq!(
-            script_files_reason(&["-i", "-ffix.sed", "f"]).as_deref(),
-            Some("a sed script file (`-f fix.sed`)")
+            unseen(&["-e", "p", "--file=x.sed", "f"]),
+            Some(Unseen::ScriptFile("x.sed".into()))
+        );
+        // With `-f`, the `-e` pieces are read too.
+        assert_eq!(
+            named(&["-e", "w out", "-f", "x.sed", "f"]),
+            vec![file("out", true, "w out")]
+        );
+        assert_eq!(unseen(&["-i", "\0$S", "f"]), Some(Unseen::Computed));
+        let computed = script_files(&["-n", "\0s/$a/b/w .git/hooks/$N", "f"]).unwrap();
+        assert_eq!(computed.unseen, Some(Unseen::Computed));
+        assert_eq!(computed.files.len(), 1);
+        assert!(computed.files[0].computed && computed.files[0].name == ".git/hooks/$N");
+        assert_eq!(
+            unseen(&["-n", "s/a/b/w", "f"]),
+            Some(Unseen::Unreadable {
+                shown: "s/a/b/w".into(),
+                may_write: true
+            })
         );
         assert_eq!(
-            script_files_reason(&["-i", "1!G;h;$!d", "f"]).as_deref(),
-            None,
-            "no r/R/w/W: the script names no file"
+            unseen(&["-n", "1r", "f"]),
+            Some(Unseen::Unreadable {
+                shown: "1r".into(),
+                may_write: false
+            })
         );
-        assert_eq!(
-            script_files_reason(&["-i", "y/r/w/", "f"]).as_deref(),
-            Some("a sed script that may read or write other files (`y/r/w/`)")
-        );
-        assert_eq!(script_files_reason(&["-i", "\0computed", "f"]), None);
-        assert_eq!(script_files_reason(&["-x", "f"]), None);
+        // No letter of a command that names a file: none, understood or not.
+        assert_eq!(unseen(&["-n", "1!G;h;$!d", "f"]), None);
+        assert_eq!(unseen(&["-n", "s/a/b/q", "f"]), None);
+        assert_eq!(unseen(&["-n", "y/r/w/", "f"]), None);
+        assert!(script_files(&["-x", "f"]).is_none());
     }
 
     #[test]
@@ -808,11 +1198,17 @@ mod tests {
         assert!(!accept_edits_allows_sed(&["-i", "", "1e x", "f"]));
         assert_eq!(
             paths(&["-i", "", "s/a/b/", "f"]),
-            Some(vec![(2, 0), (3, 0)])
+            Some((vec![], vec![(2, 0), (3, 0)]))
         );
-        assert_eq!(paths(&["-n", "1p", "f"]), Some(vec![(2, 0)]));
-        assert_eq!(paths(&["-nfs.sed", "f"]), Some(vec![(0, 3), (1, 0)]));
-        assert_eq!(paths(&["--file=s.sed", "f"]), Some(vec![(0, 7), (1, 0)]));
+        assert_eq!(paths(&["-n", "1p", "f"]), Some((vec![], vec![(2, 0)])));
+        assert_eq!(
+            paths(&["-nfs.sed", "f"]),
+            Some((vec![(0, 3)], vec![(1, 0)]))
+        );
+        assert_eq!(
+            paths(&["--file=s.sed", "f"]),
+            Some((vec![(0, 7)], vec![(1, 0)]))
+        );
         assert_eq!(paths(&["-x", "f"]), None);
         assert!(is_read_only_sed(&["-n", "1,5p", "f"]));
         assert!(is_read_only_sed(&["1p", "-n", "f"]));

@@ -619,17 +619,26 @@ pub(crate) fn lock_exclusive(lock_path: &Path) -> io::Result<nix::fcntl::Flock<F
 /// flushed to disk and renamed over `path`, then the directory is synced. Readers (and a
 /// crash or kill at any moment) see either the old file or the new one, never a mix.
 ///
-/// An existing file keeps its permissions and its owner and group; a symlink is followed and
-/// its target replaced, so the link stays a link. A new file gets the default mode (0666
-/// minus the umask). Missing parent directories are created. Devices, FIFOs and sockets are
-/// refused, and so is a file this user may not write (as an in-place write would be).
+/// An existing file keeps its permissions and its owner and group, and on Linux its extended
+/// attributes, its POSIX ACL among them (each copied to the new file before the rename, the
+/// ACL after the mode; none the directory's default ACL gave the new file is kept); a
+/// symlink is followed and its target replaced, so the link stays a link. A new file gets the
+/// default mode (0666 minus the umask). Missing parent directories are created, and removed
+/// again (those this call made, if empty) when the write fails. Devices, FIFOs and sockets
+/// are refused, and so is a file this user may not write (as an in-place write would be). On
+/// a full disk (or quota) the error says that the new content needs its size free beside the
+/// file, even when it is smaller than the file.
 ///
 /// Where a rename would change what the file is, the file is instead rewritten in place
 /// (space reserved, then written over and cut to length: not atomic, but a full disk fails
 /// before the file changes): a file with other hard links (they would keep the
-/// old content), a file whose owner this user cannot give the new one, a file in a
-/// directory this user cannot create files in, and a file the rename cannot replace (a
-/// single file bind-mounted into a container: `EBUSY`).
+/// old content), a file whose owner this user cannot give the new one, a file with an
+/// extended attribute this user cannot read or give the new one (a `security.*` one only
+/// root may set, a file this user cannot read), a file in a directory this user cannot
+/// create files in (`EACCES`, `EROFS`, `EPERM`), a file in an append-only or immutable
+/// directory (`chattr +a`, `+i`: a temporary file could be neither renamed nor removed
+/// there; a new file in an append-only one is created directly, not atomically), and a file
+/// the rename cannot replace (a single file bind-mounted into a container: `EBUSY`).
 pub(crate) fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     atomic_write_confined(path, bytes, None)
 }
@@ -695,9 +704,6 @@ fn write_between(
     expected: Option<Verified>,
     before_rename: impl FnOnce(),
 ) -> io::Result<()> {
-    use nix::fcntl::{OFlag, open, openat, renameat};
-    use nix::sys::stat::Mode;
-
     let target = write_target(path)?;
     let Some(name) = target.file_name().map(OsString::from) else {
         return Err(io::Error::new(
@@ -713,14 +719,40 @@ fn write_between(
         // Before creating any directory: where the existing part of the path leads.
         check_confined(&resolve_existing(dir).join(&name), confine)?;
     }
-    create_dirs(dir)?;
+    let made = create_dirs(dir)?;
+    let result = write_in_dir(dir, &name, bytes, confine, expected, before_rename);
+    if result.is_err() {
+        // A failed write leaves no directory of its own behind (deepest first; one another
+        // writer put something in meanwhile is not empty, and stays with those above it).
+        for made in made.iter().rev() {
+            if fs::remove_dir(made).is_err() {
+                break;
+            }
+        }
+    }
+    result
+}
+
+/// The part of [`write_between`] after the missing directories were made: the write of
+/// `name` in `dir`.
+fn write_in_dir(
+    dir: &Path,
+    name: &OsString,
+    bytes: &[u8],
+    confine: Option<&Confinement>,
+    expected: Option<Verified>,
+    before_rename: impl FnOnce(),
+) -> io::Result<()> {
+    use nix::fcntl::{OFlag, open, openat, renameat};
+    use nix::sys::stat::Mode;
+
     let dir_fd = File::from(open(
         dir,
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
         Mode::empty(),
     )?);
     if let Some(confine) = confine {
-        check_confined(&real_dir(&dir_fd, dir)?.join(&name), confine)?;
+        check_confined(&real_dir(&dir_fd, dir)?.join(name), confine)?;
     }
     let existing = nix::sys::stat::fstatat(
         &dir_fd,
@@ -766,11 +798,28 @@ fn write_between(
         // Confined, another name of the file may lie outside the working directories: the
         // rename keeps the write inside (and breaks the link) instead.
         if st.st_nlink > 1 && !confine.is_some_and(Confinement::to_dirs) {
-            return write_in_place(&dir_fd, &name, bytes);
+            return write_in_place(&dir_fd, name, bytes);
         }
     }
+    // A directory whose entries can be neither renamed nor removed: a temporary file could
+    // never replace the file, nor be taken away again.
+    if let Some(fixed) = fixed_entries(&dir_fd) {
+        return match &existing_file {
+            Some(st) => in_place_fallback(&dir_fd, name, bytes, Some(st), confine),
+            None => create_directly(&dir_fd, name, bytes, existing.is_some(), fixed),
+        };
+    }
+    // The attributes the new file must carry (its ACL among them); where they cannot all be
+    // read, the file is rewritten in place, which keeps them.
+    let old_xattrs = match &existing_file {
+        Some(st) => match read_xattrs(&dir_fd, name, st)? {
+            Some(attrs) => attrs,
+            None => return in_place_fallback(&dir_fd, name, bytes, Some(st), confine),
+        },
+        None => Vec::new(),
+    };
     remove_stale_temps(&dir_fd, dir);
-    let prefix = tool_core::temp_file::temp_prefix(&temp_stem(&name));
+    let prefix = tool_core::temp_file::temp_prefix(&temp_stem(name));
     let (tmp_name, mut file) = loop {
         let mut candidate = prefix.clone();
         candidate.push(TEMP_COUNTER.fetch_add(1, Ordering::Relaxed).to_string());
@@ -782,13 +831,16 @@ fn write_between(
         ) {
             Ok(fd) => break (candidate, File::from(fd)),
             Err(nix::errno::Errno::EEXIST) => continue,
-            Err(nix::errno::Errno::EACCES | nix::errno::Errno::EROFS)
-                if existing_file.is_some() =>
-            {
+            Err(
+                nix::errno::Errno::EACCES | nix::errno::Errno::EROFS | nix::errno::Errno::EPERM,
+            ) if existing_file.is_some() => {
                 // No new file can be made here; the file itself may still be writable.
-                return in_place_fallback(&dir_fd, &name, bytes, existing_file.as_ref(), confine);
+                return in_place_fallback(&dir_fd, name, bytes, existing_file.as_ref(), confine);
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => {
+                let replacing = existing_file.is_some();
+                return Err(no_room_beside(e.into(), bytes.len(), dir, replacing));
+            }
         }
     };
     let result = (|| {
@@ -802,11 +854,16 @@ fn write_between(
                 // The new file would change the owner: keep the file itself instead.
                 return Ok(false);
             }
-            // After the chown, which may clear set-id bits.
-            file.set_permissions(fs::Permissions::from_mode(st.st_mode & 0o7777))?;
+            // After the chown, which may clear set-id bits; the ACL after the mode.
+            let mode = || file.set_permissions(fs::Permissions::from_mode(st.st_mode & 0o7777));
+            if !carry_xattrs(&old_xattrs, &file, mode)? {
+                // An attribute the new file cannot be given: keep the file itself instead.
+                return Ok(false);
+            }
         }
-        file.write_all(bytes)?;
-        file.sync_all()?;
+        file.write_all(bytes)
+            .and_then(|()| file.sync_all())
+            .map_err(|e| no_room_beside(e, bytes.len(), dir, existing_file.is_some()))?;
         drop(file);
         before_rename();
         let now = nix::sys::stat::fstatat(
@@ -837,8 +894,288 @@ fn write_between(
     }
     match result {
         Ok(true) => Ok(()),
-        Ok(false) => in_place_fallback(&dir_fd, &name, bytes, existing_file.as_ref(), confine),
+        Ok(false) => in_place_fallback(&dir_fd, name, bytes, existing_file.as_ref(), confine),
         Err(e) => Err(e),
+    }
+}
+
+/// `e`, a failure to make or write the temporary file, with why a full disk (or quota)
+/// refuses even a write that makes the file smaller: the new content is written beside the
+/// file, in `dir`, before it replaces the file (`replacing`: there is a file to replace).
+/// Other failures are returned as they are.
+fn no_room_beside(e: io::Error, len: usize, dir: &Path, replacing: bool) -> io::Error {
+    if !matches!(
+        e.raw_os_error(),
+        Some(nix::libc::ENOSPC | nix::libc::EDQUOT)
+    ) {
+        return e;
+    }
+    let why = if replacing {
+        format!(
+            "the new content ({len} bytes) is written to a temporary file beside the file \
+             first and then renamed over it, so {len} bytes must be free in {} even when the \
+             file gets smaller. The file was left as it was",
+            dir.display()
+        )
+    } else {
+        format!(
+            "the new file ({len} bytes) did not fit in {}, and nothing of it was left behind",
+            dir.display()
+        )
+    };
+    io::Error::new(
+        e.kind(),
+        format!("{e}: {why}. Free some space there and try again"),
+    )
+}
+
+/// Why the entries of a directory can be neither renamed nor removed ([`fixed_entries`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FixedEntries {
+    /// `chattr +a`: files can be created, not renamed or removed.
+    AppendOnly,
+    /// `chattr +i`: nothing can be created, renamed or removed.
+    Immutable,
+}
+
+/// Whether the directory open as `dir_fd` is append-only or immutable (its inode flags,
+/// `FS_IOC_GETFLAGS`); `None` for any other directory, and where the flags cannot be read.
+fn fixed_entries(dir_fd: &File) -> Option<FixedEntries> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::IFlags;
+        let flags = rustix::fs::ioctl_getflags(dir_fd).ok()?;
+        if flags.contains(IFlags::IMMUTABLE) {
+            return Some(FixedEntries::Immutable);
+        }
+        if flags.contains(IFlags::APPEND) {
+            return Some(FixedEntries::AppendOnly);
+        }
+        None
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = dir_fd;
+        None
+    }
+}
+
+/// Creates the new file `name` in `dir_fd` directly, with `bytes` written and synced: for a
+/// directory whose entries cannot be renamed ([`fixed_entries`]), where a temporary file
+/// could never take the name. Not atomic: a reader (or a crash) may see it half written.
+/// `taken`: something not a regular file (a dangling link) has the name.
+fn create_directly(
+    dir_fd: &File,
+    name: &OsString,
+    bytes: &[u8],
+    taken: bool,
+    fixed: FixedEntries,
+) -> io::Result<()> {
+    use nix::errno::Errno;
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::Mode;
+    let what = match fixed {
+        FixedEntries::AppendOnly => "append-only (chattr +a)",
+        FixedEntries::Immutable => "immutable (chattr +i)",
+    };
+    let opened = openat(
+        dir_fd,
+        name.as_os_str(),
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::from_bits_truncate(0o666),
+    );
+    let mut file = match opened {
+        Ok(fd) => File::from(fd),
+        // Created by another writer since the file was looked for: theirs is kept.
+        Err(Errno::EEXIST) if !taken => return Err(io::Error::other(ChangedDuringWrite)),
+        Err(e) => {
+            let e = io::Error::from(e);
+            return Err(io::Error::new(
+                e.kind(),
+                format!("{e}: the directory is {what}, so no file can be created in it"),
+            ));
+        }
+    };
+    let written = reserve(&file, bytes.len())
+        .and_then(|()| file.write_all(bytes))
+        .and_then(|()| file.sync_all());
+    if let Err(e) = written {
+        // An append-only directory keeps the name: then the file is left empty.
+        if nix::unistd::unlinkat(
+            dir_fd,
+            name.as_os_str(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        )
+        .is_err()
+        {
+            let _ = file.set_len(0);
+        }
+        return Err(e);
+    }
+    let _ = dir_fd.sync_all();
+    Ok(())
+}
+
+/// An extended attribute: its name (without the closing NUL) and value.
+type Xattr = (Vec<u8>, Vec<u8>);
+
+/// The extended attributes of the existing file `name` in `dir_fd` (whose status is `st`),
+/// its POSIX ACL (`system.posix_acl_access`) among them: `Some(empty)` on a file system
+/// without them (and off Linux, where none are copied), `None` when they cannot all be read
+/// (the file is not readable to this user, say). A file that is no longer the one `st`
+/// describes is [`ChangedDuringWrite`].
+fn read_xattrs(
+    dir_fd: &File,
+    name: &OsString,
+    st: &nix::sys::stat::FileStat,
+) -> io::Result<Option<Vec<Xattr>>> {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::fcntl::{OFlag, openat};
+        use nix::sys::stat::Mode;
+        use rustix::io::Errno;
+        let Ok(fd) = openat(
+            dir_fd,
+            name.as_os_str(),
+            OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        ) else {
+            return Ok(None);
+        };
+        let old = File::from(fd);
+        let now = nix::sys::stat::fstat(&old)?;
+        if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) {
+            return Err(io::Error::other(ChangedDuringWrite));
+        }
+        let names = match xattr_names(&old) {
+            Ok(names) => names,
+            Err(Errno::NOTSUP) => return Ok(Some(Vec::new())),
+            Err(_) => return Ok(None),
+        };
+        let mut attrs = Vec::with_capacity(names.len());
+        for attr in names {
+            match xattr_value(&old, &attr) {
+                Ok(Some(value)) => attrs.push((attr, value)),
+                // Removed since the list was read.
+                Ok(None) => {}
+                Err(_) => return Ok(None),
+            }
+        }
+        Ok(Some(attrs))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (dir_fd, name, st);
+        Ok(Some(Vec::new()))
+    }
+}
+
+/// The names of `file`'s extended attributes (those this user may see).
+#[cfg(target_os = "linux")]
+fn xattr_names(file: &File) -> rustix::io::Result<Vec<Vec<u8>>> {
+    loop {
+        let size = rustix::fs::flistxattr_query(file)?;
+        let mut list = vec![0u8; size];
+        match rustix::fs::flistxattr(file, &mut list[..]) {
+            Ok(len) => {
+                list.truncate(len);
+                return Ok(list
+                    .split(|&b| b == 0)
+                    .filter(|n| !n.is_empty())
+                    .map(<[u8]>::to_vec)
+                    .collect());
+            }
+            // Grown since the size was asked.
+            Err(rustix::io::Errno::RANGE) => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The value of `file`'s extended attribute `attr`; `None` when it has none.
+#[cfg(target_os = "linux")]
+fn xattr_value(file: &File, attr: &[u8]) -> rustix::io::Result<Option<Vec<u8>>> {
+    use rustix::io::Errno;
+    let attr = std::ffi::CString::new(attr).map_err(|_| Errno::INVAL)?;
+    loop {
+        let size = match rustix::fs::fgetxattr_query(file, attr.as_c_str()) {
+            Ok(size) => size,
+            Err(Errno::NODATA) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let mut value = vec![0u8; size];
+        match rustix::fs::fgetxattr(file, attr.as_c_str(), &mut value[..]) {
+            Ok(len) => {
+                value.truncate(len);
+                return Ok(Some(value));
+            }
+            Err(Errno::NODATA) => return Ok(None),
+            Err(Errno::RANGE) => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The name of the POSIX access ACL's extended attribute.
+#[cfg(target_os = "linux")]
+const ACL_ACCESS: &[u8] = b"system.posix_acl_access";
+
+/// Gives the new file `new` exactly the extended attributes `old` (the file it replaces):
+/// those it got on its own (a directory's default ACL inherited) and the old file lacks
+/// are removed, the others set (one already holding the value is left alone), `set_mode`
+/// run between them and the ACL, which must come after the mode (a mode change rewrites the
+/// ACL's mask). `false` when one cannot be given or taken away (a `security.*` or
+/// `trusted.*` attribute this user may not set, a file system without them): the caller
+/// then rewrites the old file in place instead, which keeps them all.
+fn carry_xattrs(
+    old: &[Xattr],
+    new: &File,
+    set_mode: impl FnOnce() -> io::Result<()>,
+) -> io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::XattrFlags;
+        use rustix::io::Errno;
+        let set = |attr: &[u8], value: &[u8]| -> bool {
+            if xattr_value(new, attr).ok().flatten().as_deref() == Some(value) {
+                return true;
+            }
+            let Ok(attr) = std::ffi::CString::new(attr) else {
+                return false;
+            };
+            rustix::fs::fsetxattr(new, attr.as_c_str(), value, XattrFlags::empty()).is_ok()
+        };
+        let own = match xattr_names(new) {
+            Ok(names) => names,
+            Err(Errno::NOTSUP) if old.is_empty() => Vec::new(),
+            Err(_) => return Ok(false),
+        };
+        for attr in own.iter().filter(|a| !old.iter().any(|(o, _)| o == *a)) {
+            let Ok(attr) = std::ffi::CString::new(attr.as_slice()) else {
+                return Ok(false);
+            };
+            match rustix::fs::fremovexattr(new, attr.as_c_str()) {
+                Ok(()) | Err(Errno::NODATA) => {}
+                Err(_) => return Ok(false),
+            }
+        }
+        for (attr, value) in old.iter().filter(|(a, _)| a != ACL_ACCESS) {
+            if !set(attr, value) {
+                return Ok(false);
+            }
+        }
+        set_mode()?;
+        for (attr, value) in old.iter().filter(|(a, _)| a == ACL_ACCESS) {
+            if !set(attr, value) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (old, new);
+        set_mode().map(|()| true)
     }
 }
 
@@ -948,9 +1285,19 @@ fn resolve_existing(dir: &Path) -> PathBuf {
 /// Creates `dir` and the missing directories above it. A directory on the way that is a
 /// symlink to nothing (which `mkdir` cannot create through: "File exists") is named as such,
 /// with, for a chain of links, the links it leads through and the first directory on the
-/// way that does not exist ([`dangling_chain`]).
-fn create_dirs(dir: &Path) -> io::Result<()> {
-    fs::create_dir_all(dir).map_err(|e| {
+/// way that does not exist ([`dangling_chain`]). Returns the directories this call made,
+/// the topmost first (a failure removes those it made before it).
+fn create_dirs(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut made = Vec::new();
+    let result = make_dirs(dir, &mut made);
+    if result.is_err() {
+        for made in made.iter().rev() {
+            if fs::remove_dir(made).is_err() {
+                break;
+            }
+        }
+    }
+    result.map(|()| made).map_err(|e| {
         let dangling = dir.ancestors().find(|at| {
             fs::symlink_metadata(at).is_ok_and(|m| m.file_type().is_symlink())
                 && fs::metadata(at).is_err()
@@ -1004,6 +1351,35 @@ fn create_dirs(dir: &Path) -> io::Result<()> {
         };
         io::Error::new(io::ErrorKind::NotFound, message)
     })
+}
+
+/// `fs::create_dir_all` that notes each directory it made in `made` (an existing one, or
+/// one another writer makes meanwhile, is not noted).
+fn make_dirs(dir: &Path, made: &mut Vec<PathBuf>) -> io::Result<()> {
+    if dir.as_os_str().is_empty() {
+        return Ok(());
+    }
+    match fs::create_dir(dir) {
+        Ok(()) => {
+            made.push(dir.to_path_buf());
+            return Ok(());
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(_) if dir.is_dir() => return Ok(()),
+        Err(e) => return Err(e),
+    }
+    match dir.parent() {
+        Some(parent) => make_dirs(parent, made)?,
+        None => return Err(io::Error::other("failed to create the whole tree")),
+    }
+    match fs::create_dir(dir) {
+        Ok(()) => {
+            made.push(dir.to_path_buf());
+            Ok(())
+        }
+        Err(_) if dir.is_dir() => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// " through b" (and more links), as a refusal of [`create_dirs`] names the links a chain

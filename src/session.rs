@@ -272,10 +272,14 @@ pub struct Session {
     /// session has no MCP server.
     pub tools_changed: tokio::sync::watch::Receiver<()>,
     /// The transcript file hooks are given as `transcript_path` (in the session's
-    /// directory); `agent` writes the conversation to it.
+    /// directory); `agent` writes the conversation to it. Empty when the session has no
+    /// directory ([`Session::open`]): hooks are then given an empty `transcript_path`, and
+    /// a transcript at an empty path is written nowhere
+    /// ([`crate::agent::transcript::Transcript::new`]).
     pub transcript_path: PathBuf,
-    /// The session's directory, removed with the session when nothing was written to it.
-    _dir: SessionDir,
+    /// The session's directory, removed with the session when nothing was saved in it;
+    /// `None` when it could not be created.
+    _dir: Option<SessionDir>,
 }
 
 /// The MCP servers' connections being made ([`Session::mcp_connecting`]).
@@ -295,9 +299,9 @@ const MCP_RESOURCES_DIR: &str = "mcp-resources";
 pub(crate) const SESSION_ENV_FILE: &str = "session-env.sh";
 
 /// Removes the session's directory when the session ends with nothing saved in it (an
-/// empty hooks' environment file or transcript does not count), so such a session leaves
-/// nothing behind. While the session is open its directory is listed for
-/// [`remove_session_dirs_before_exit`].
+/// empty hooks' environment file or transcript, or an empty directory, does not count), so
+/// such a session leaves nothing behind. While the session is open its directory is listed
+/// for [`remove_session_dirs_before_exit`].
 struct SessionDir(PathBuf);
 
 /// The directories of the sessions open in this process ([`SessionDir`]).
@@ -327,18 +331,39 @@ fn open_session_dirs() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
 }
 
 /// Removes `dir`, a session's directory, when nothing is saved in it: its empty hooks'
-/// environment file and transcript go first, and its results and MCP resources directories
-/// when they are empty.
+/// environment file and transcript go first, then every empty directory in it (the results
+/// directory and the folders its savers make, `toolwright-hook-output`, …, left empty by a
+/// save that failed on a full disk), deepest first, then `dir` itself when that left it
+/// empty. A saved file, and every directory above it, stays. Links are not followed.
 fn remove_if_nothing_saved(dir: &Path) {
     for name in [SESSION_ENV_FILE, TRANSCRIPT_FILE] {
         let file = dir.join(name);
-        if std::fs::metadata(&file).is_ok_and(|m| m.is_file() && m.len() == 0) {
+        if std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file() && m.len() == 0) {
             let _ = std::fs::remove_file(&file);
         }
     }
-    for name in [RESULTS_DIR, MCP_RESOURCES_DIR] {
-        let _ = std::fs::remove_dir(dir.join(name));
+    remove_empty_dirs(dir, 0);
+}
+
+/// How deep [`remove_empty_dirs`] goes: deeper than any directory a session makes.
+const EMPTY_DIR_DEPTH: usize = 16;
+
+/// Removes the empty directories under `dir` (not through links), deepest first, then
+/// `dir` when it is then empty.
+fn remove_empty_dirs(dir: &Path, depth: usize) {
+    if depth > EMPTY_DIR_DEPTH
+        || !std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_dir())
+    {
+        return;
     }
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_empty_dirs(&entry.path(), depth + 1);
+            }
+        }
+    }
+    // Fails, as it should, when anything is left in it.
     let _ = std::fs::remove_dir(dir);
 }
 
@@ -823,6 +848,21 @@ fn mcp_policy(
     }
 }
 
+/// What the user is told when the session's directory cannot be created (`error`): what
+/// works differently without it.
+fn no_session_dir_notice(error: &std::io::Error) -> String {
+    format!(
+        "cannot create the session's temporary directory in {} (TMPDIR names the directory \
+         to use): {error}. Going on without it: large tool results cannot be saved to disk \
+         (they are cut to their head and tail), hooks are given no transcript \
+         (`transcript_path` is empty) and no CLAUDE_ENV_FILE, and Bash, background tasks, \
+         long hook output and binary MCP resources fall back to directories of their own in \
+         that temporary directory (a Bash command that cannot create its scratch file there \
+         fails, saying so)",
+        std::env::temp_dir().display()
+    )
+}
+
 fn session_id() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -874,7 +914,10 @@ impl Session {
     }
 
     /// Opens a session: reads the settings, builds the permission engine, the hook runner and
-    /// the tool list.
+    /// the tool list, and makes the session's private directory in TMPDIR. When that
+    /// directory cannot be made (TMPDIR full, read-only, failing), the session opens without
+    /// one and [`notices`](Self::notices) says what that changes; a TMPDIR that names no
+    /// directory is an error.
     pub async fn open(options: &SessionOptions) -> Result<Self, String> {
         let mut setup = SessionSettings::read(options)?;
         let mut notices = std::mem::take(&mut setup.notices);
@@ -886,21 +929,32 @@ impl Session {
         // the machine can read what tools wrote there or plant files in it. It holds the
         // persisted tool results, MCP binary resources and the hooks' environment file, and
         // is kept after the session (a later `toolwright run` may Read a saved result).
-        let session_dir = tempfile::Builder::new()
+        // When it cannot be created in TMPDIR (full, read-only), the session goes on without
+        // one, told; a TMPDIR that is no directory stops it.
+        let session_dir = match tempfile::Builder::new()
             .prefix(&format!("toolwright-{session}-"))
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir()
-            .map_err(|e| {
-                format!(
+        {
+            Ok(dir) => Some(dir.keep()),
+            // TMPDIR naming no directory is a mistake to fix, as a `--cwd` naming none is,
+            // before anything runs; a directory that cannot take another (full, read-only,
+            // failing) is a fault the session survives.
+            Err(e) if !std::env::temp_dir().is_dir() => {
+                return Err(format!(
                     "cannot create the session's temporary directory in {} \
                      (TMPDIR names the directory to use): {e}",
                     std::env::temp_dir().display()
-                )
-            })?
-            .keep();
+                ));
+            }
+            Err(e) => {
+                notices.push(no_session_dir_notice(&e));
+                None
+            }
+        };
         // Removed (when nothing is saved in it) if the session is abandoned before it is
         // open, too: a signal while the MCP servers connect drops this future.
-        let dir_guard = SessionDir::new(session_dir.clone());
+        let dir_guard = session_dir.clone().map(SessionDir::new);
         let options_in_background = options.connect_mcp_in_background;
         let (tools_changed_tx, tools_changed) = tokio::sync::watch::channel(());
         let mut mcp_connecting: Option<McpConnecting> = None;
@@ -909,7 +963,8 @@ impl Session {
         } else {
             let mut options = tools_mcp::McpOptions::from_env(&cwd);
             options.mcp_depth = tools_mcp::mcp_depth(&*env_before_settings());
-            options.blob_dir = Some(session_dir.join(MCP_RESOURCES_DIR));
+            // Without a session directory, the MCP client's own private one in TMPDIR.
+            options.blob_dir = session_dir.as_ref().map(|d| d.join(MCP_RESOURCES_DIR));
             options.additional_directories = permission.additional_working_directories.clone();
             options.on_tools_changed = Some(Arc::new(move |_server: &str| {
                 tools_changed_tx.send_replace(());
@@ -950,27 +1005,36 @@ impl Session {
         notices.extend(setup.late_notices());
         let hooks = setup.hooks;
         // There from the start (empty until `agent` writes to it), so a hook that reads it
-        // finds a file in every session.
-        let transcript_path = session_dir.join(TRANSCRIPT_FILE);
-        let _ = std::os::unix::fs::OpenOptionsExt::mode(
-            std::fs::OpenOptions::new().create(true).append(true),
-            0o600,
-        )
-        .open(&transcript_path);
+        // finds a file in every session that has a directory.
+        let transcript_path = session_dir
+            .as_ref()
+            .map(|d| d.join(TRANSCRIPT_FILE))
+            .unwrap_or_default();
+        if session_dir.is_some() {
+            let _ = std::os::unix::fs::OpenOptionsExt::mode(
+                std::fs::OpenOptions::new().create(true).append(true),
+                0o600,
+            )
+            .open(&transcript_path);
+        }
         let rule_matcher = Arc::new(tool_exec::PermissionRuleMatcher::for_tools(
             tools.clone(),
             cwd.clone(),
         ));
-        let runner = HookRunner::new(hooks.config)
+        let mut runner = HookRunner::new(hooks.config)
             .with_project_dir(&cwd)
-            .with_transcript_path(&transcript_path)
             .with_rule_matcher(Arc::clone(&rule_matcher) as Arc<dyn tool_hooks::RuleMatcher>);
-        let results_dir = session_dir.join(RESULTS_DIR);
-        let ctx = ToolUseContext::new(&cwd)
+        if session_dir.is_some() {
+            runner = runner.with_transcript_path(&transcript_path);
+        }
+        let mut ctx = ToolUseContext::new(&cwd)
             .with_tools(tools)
             .with_permission(permission)
-            .with_results_dir(results_dir)
             .with_session_id(session);
+        // Without one, a large result is cut to its head and tail in memory.
+        if let Some(dir) = &session_dir {
+            ctx = ctx.with_results_dir(dir.join(RESULTS_DIR));
+        }
         // Grep and Glob apply its deny rules to the files they walk.
         ctx.app_state()
             .set(tool_perms::SessionEngine(Arc::clone(&engine)));

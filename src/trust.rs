@@ -171,7 +171,9 @@ const REVOKED: &str = "toolwrightTrustRevoked";
 
 /// Records `dir` as trusted (or not), keeping everything else in the record. The file is
 /// replaced atomically (written beside it, synced, then renamed), so a crash leaves the old
-/// record; a new record is created owner-only.
+/// record; the new file keeps the record's mode, owner and group (a record whose owner
+/// this user cannot give a file is not replaced: an error says so); a new record is
+/// created owner-only.
 pub fn set_trusted(dir: &Path, trusted: bool) -> Result<PathBuf, String> {
     let path = record_path()
         .ok_or("neither CLAUDE_CONFIG_DIR nor HOME is set: nowhere to record trust")?;
@@ -314,30 +316,75 @@ impl Drop for RecordLock {
 }
 
 /// Replaces the record atomically: a temporary file beside the real one (a symlinked
-/// record's target: the link stays a link) with the record's mode, or owner-only for a new
-/// record (it holds account data), synced, then renamed over it.
+/// record's target: the link stays a link), named as every atomic write's
+/// ([`tool_core::temp_file`]: `..claude.json.tw-tmp.PID.TAG.N`), with the record's mode,
+/// owner and group (`fchown`: a root-run `toolwright trust` keeps a user's record theirs),
+/// or owner-only for a new record (it holds account data), synced, then renamed over it.
+/// When the new file cannot be given the record's owner and group, the record is left as
+/// it is and the error says so. The temporary files a writer killed mid-write left in that
+/// directory are removed first ([`tool_core::temp_file::is_abandoned_temp`]), and so are
+/// those of toolwright versions before it (`.claude.json.toolwright-PID`) once they are
+/// [`tool_core::temp_file::STALE_TEMP_AGE`] old.
 fn write_record(path: &Path, bytes: &[u8]) -> Result<(), String> {
     use std::io::Write as _;
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
     let target = record_target(path);
     let parent = target
         .parent()
         .ok_or("the record has no parent directory")?;
-    let mode = std::fs::metadata(&target).map_or(0o600, |m| m.permissions().mode() & 0o7777);
-    let tmp = parent.join(format!(".claude.json.toolwright-{}", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(&tmp)
-        .and_then(|mut f| {
-            // The mode asked for at creation is cut by the umask; set it exactly.
-            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
-            f.write_all(bytes)?;
-            f.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&tmp, &target));
+    let name = target
+        .file_name()
+        .ok_or("the record has no file name")?
+        .to_owned();
+    let existing = std::fs::metadata(&target).ok();
+    let mode = existing
+        .as_ref()
+        .map_or(0o600, |m| m.permissions().mode() & 0o7777);
+    remove_abandoned_temps(parent, &name);
+    let prefix = tool_core::temp_file::temp_prefix(&name);
+    let (tmp, mut file) = {
+        let mut n = 0u64;
+        loop {
+            let mut candidate = prefix.clone();
+            candidate.push(n.to_string());
+            let candidate = parent.join(candidate);
+            // Owner-only until it holds the record's mode, owner and group.
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&candidate)
+            {
+                Ok(file) => break (candidate, file),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
+                Err(e) => return Err(format!("cannot write {}: {e}", shell_word(path))),
+            }
+        }
+    };
+    let written = (|| {
+        if let Some(old) = &existing {
+            let new = file.metadata().map_err(|e| e.to_string())?;
+            if (new.uid(), new.gid()) != (old.uid(), old.gid()) {
+                std::os::unix::fs::fchown(&file, Some(old.uid()), Some(old.gid())).map_err(
+                    |e| {
+                        format!(
+                            "it belongs to user {} and group {}, which this user cannot give the new copy ({e}); it was left as it is",
+                            old.uid(),
+                            old.gid()
+                        )
+                    },
+                )?;
+            }
+        }
+        // After the chown, which may clear set-id bits; the mode asked for at creation
+        // is cut by the umask too: set it exactly.
+        file.set_permissions(std::fs::Permissions::from_mode(mode))
+            .and_then(|()| file.write_all(bytes))
+            .and_then(|()| file.sync_all())
+            .and_then(|()| std::fs::rename(&tmp, &target))
+            .map_err(|e| e.to_string())
+    })();
+    drop(file);
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
         return Err(format!("cannot write {}: {e}", shell_word(path)));
@@ -346,6 +393,40 @@ fn write_record(path: &Path, bytes: &[u8]) -> Result<(), String> {
         let _ = dir.sync_all();
     }
     Ok(())
+}
+
+/// Removes from `dir` the temporary files of atomic writes whose writer is gone
+/// ([`tool_core::temp_file::is_abandoned_temp`]), and the record's temporary files of
+/// toolwright versions before it (`.claude.json.toolwright-PID`, written without a writer
+/// tag), which that rule takes as it takes any untagged name: by age alone. `name` is the
+/// record's file name. Best effort.
+fn remove_abandoned_temps(dir: &Path, name: &std::ffi::OsStr) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    // Always this name, whatever the record's file was called.
+    let legacy = ".claude.json.toolwright-";
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(entry_name) = file_name.to_str() else {
+            continue;
+        };
+        let age = || entry.metadata().ok()?.modified().ok()?.elapsed().ok();
+        // `NAME.toolwright-PID` read as the untagged `.NAME.tw-tmp.PID.0`.
+        let as_temp = match entry_name.strip_prefix(legacy) {
+            Some(pid) if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) => format!(
+                ".{}{}{pid}.0",
+                name.to_string_lossy(),
+                tool_core::temp_file::TEMP_MARKER
+            ),
+            _ => entry_name.to_owned(),
+        };
+        if tool_core::temp_file::is_abandoned_temp(&as_temp, age)
+            && entry.file_type().is_ok_and(|t| t.is_file())
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// The file the record at `path` is: `path` with its symlinks followed, the last one too

@@ -9,6 +9,13 @@
 //! message is written a content block per line, each block as soon as it closes, so a
 //! PreToolUse hook finds the call it is asked about. The file is owner-only and only ever
 //! appended to.
+//!
+//! An append that fails (a full disk) or is cut short is undone: the file is cut back to
+//! its length before it, so a hook never reads a torn line. The transcript then stops:
+//! nothing more is written to it, so hooks see it as it was, and [`Transcript::sync`] or
+//! [`Transcript::blocks`] returns, that once, the notice for the user that says so. A
+//! transcript whose path is not absolute (the session has no directory to keep it in) is
+//! written nowhere.
 
 use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
@@ -36,6 +43,9 @@ pub struct Transcript {
 
 impl Transcript {
     /// A transcript at `path` (created on the first write) for session `session_id` in `cwd`.
+    /// A `path` that is not absolute (empty: the session has no directory) is written
+    /// nowhere: relative, it would name a file in this process's working directory, which
+    /// no hook is given.
     pub fn new(path: impl Into<PathBuf>, session_id: impl Into<String>, cwd: &Path) -> Self {
         Self {
             path: path.into(),
@@ -66,11 +76,13 @@ impl Transcript {
     /// Appends the messages of `messages` not written yet, in one write. A message is
     /// written once: the loop calls this when the last one is settled (before a request,
     /// before the Stop hooks, at the end). An assistant message's blocks already written by
-    /// [`blocks`](Self::blocks) are not written again. A failed write is logged and ends
-    /// the transcript (the conversation goes on; hooks see what was written).
-    pub fn sync(&mut self, messages: &[Value]) {
-        if self.failed {
-            return;
+    /// [`blocks`](Self::blocks) are not written again. A failed write is undone and ends
+    /// the transcript (the conversation goes on; hooks see what was written before it): the
+    /// notice for the user that says so is returned, the first time only (the caller shows
+    /// it on standard error).
+    pub fn sync(&mut self, messages: &[Value]) -> Option<String> {
+        if self.failed || !self.path.is_absolute() {
+            return None;
         }
         let mut lines = Lines::after(self.last_uuid.clone());
         // Blocks added to the last user message written (text merged into it since).
@@ -85,7 +97,7 @@ impl Transcript {
             }
         }
         if messages.len() <= self.written && lines.text.is_empty() {
-            return;
+            return None;
         }
         for message in &messages[self.written.min(messages.len())..] {
             if message["role"] == "assistant" {
@@ -98,24 +110,33 @@ impl Transcript {
                 lines.push(self, message);
             }
         }
-        if self.append(lines) {
-            self.written = messages.len();
-            self.last_blocks = messages.last().map_or(0, block_count);
+        match self.append(lines) {
+            Ok(()) => {
+                self.written = messages.len();
+                self.last_blocks = messages.last().map_or(0, block_count);
+                None
+            }
+            Err(notice) => Some(notice),
         }
     }
 
     /// Appends the assistant content blocks `blocks` of the message being received (the
-    /// blocks after those already written), a line each, before the message is whole.
-    pub fn blocks(&mut self, blocks: &[Value]) {
-        if self.failed || blocks.is_empty() {
-            return;
+    /// blocks after those already written), a line each, before the message is whole. A
+    /// failed write ends the transcript as in [`sync`](Self::sync), whose notice it returns.
+    pub fn blocks(&mut self, blocks: &[Value]) -> Option<String> {
+        if self.failed || blocks.is_empty() || !self.path.is_absolute() {
+            return None;
         }
         let mut lines = Lines::after(self.last_uuid.clone());
         for block in blocks {
             lines.push(self, &json!({"role": "assistant", "content": [block]}));
         }
-        if self.append(lines) {
-            self.early_blocks += blocks.len();
+        match self.append(lines) {
+            Ok(()) => {
+                self.early_blocks += blocks.len();
+                None
+            }
+            Err(notice) => Some(notice),
         }
     }
 
@@ -138,10 +159,12 @@ impl Transcript {
         line.to_string()
     }
 
-    /// Writes `lines` in one append; false (and the transcript ended) when that fails.
-    fn append(&mut self, lines: Lines) -> bool {
+    /// Writes `lines` in one append. When that fails, or writes only part of them, the file
+    /// is cut back to its length before (no torn line is left for a hook to read) and the
+    /// transcript ends: the error is the notice for the user.
+    fn append(&mut self, lines: Lines) -> Result<(), String> {
         if lines.text.is_empty() {
-            return true;
+            return Ok(());
         }
         let file = || {
             std::fs::OpenOptions::new()
@@ -150,28 +173,45 @@ impl Transcript {
                 .mode(0o600)
                 .open(&self.path)
         };
-        let appended = file()
-            .or_else(|e| match self.path.parent() {
-                // A sub-agent's transcript is the first thing in its directory.
-                Some(dir) if e.kind() == std::io::ErrorKind::NotFound => {
-                    std::fs::DirBuilder::new()
-                        .recursive(true)
-                        .mode(0o700)
-                        .create(dir)?;
-                    file()
+        let opened = file().or_else(|e| match self.path.parent() {
+            // A sub-agent's transcript is the first thing in its directory.
+            Some(dir) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(dir)?;
+                file()
+            }
+            _ => Err(e),
+        });
+        let appended = opened.and_then(|mut f| {
+            let before = f.metadata()?.len();
+            match f.write_all(lines.text.as_bytes()) {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    // What went in of this append goes: the lines before it stay whole.
+                    let undone = match f.set_len(before) {
+                        Ok(()) => String::new(),
+                        Err(cut) => format!(
+                            " (and its last line could not be removed: {cut}; it may be cut short)"
+                        ),
+                    };
+                    Err(std::io::Error::new(e.kind(), format!("{e}{undone}")))
                 }
-                _ => Err(e),
-            })
-            .and_then(|mut f| f.write_all(lines.text.as_bytes()));
+            }
+        });
         match appended {
             Ok(()) => {
                 self.last_uuid = lines.last;
-                true
+                Ok(())
             }
             Err(e) => {
                 tracing::warn!(path = %self.path.display(), error = %e, "cannot write the transcript; hooks see it as it was");
                 self.failed = true;
-                false
+                Err(format!(
+                    "the transcript {} stopped being written: {e}. Hooks given its path (`transcript_path`) now see it as it was before this point.",
+                    self.path.display()
+                ))
             }
         }
     }
@@ -282,6 +322,27 @@ mod tests {
             lines
                 .iter()
                 .all(|l| l["isSidechain"] == true && l["agentId"] == "x")
+        );
+    }
+
+    /// A session without a directory gives an empty transcript path, from which a
+    /// sub-agent's is made relative (`subagents/agent-x.jsonl`): neither is written, where a
+    /// relative one would have gone to this process's working directory.
+    #[test]
+    fn a_transcript_without_an_absolute_path_is_written_nowhere() {
+        let relative = PathBuf::from(format!("toolwright-no-transcript-{}", uuid::Uuid::new_v4()));
+        let messages = vec![json!({"role": "user", "content": "hi"})];
+        for path in [PathBuf::new(), relative.join("subagents/agent-x.jsonl")] {
+            let mut t = Transcript::new(&path, "s1", Path::new("/"));
+            assert_eq!(t.sync(&messages), None);
+            assert_eq!(t.blocks(&[json!({"type": "text", "text": "t"})]), None);
+        }
+        let made = relative.exists();
+        let _ = std::fs::remove_dir_all(&relative);
+        assert!(
+            !made,
+            "{} was made in the working directory",
+            relative.display()
         );
     }
 

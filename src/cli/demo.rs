@@ -177,7 +177,11 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
     {
         Ok(dir) => dir,
         Err(e) => {
-            eoutln!("toolwright demo: cannot create a temporary directory: {e}");
+            // The sample project has nowhere to go: nothing to run the turn on.
+            eoutln!(
+                "toolwright demo: cannot create a temporary directory for the sample project in {} (TMPDIR names the directory to use): {e}",
+                std::env::temp_dir().display()
+            );
             return ExitCode::from(2);
         }
     };

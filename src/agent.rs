@@ -915,9 +915,13 @@ impl AgentLoop {
                 .sidechain(&agent.id),
                 None => transcript::Transcript::new(path, ctx.session_id(), ctx.cwd()),
             });
-        let settle = |transcript: &mut Option<transcript::Transcript>, messages: &[Value]| {
-            if let Some(t) = transcript.as_mut() {
-                t.sync(messages);
+        // The transcript brought up to `messages`; a write that failed stops it, and the user
+        // is told once (hooks now see a stale transcript).
+        let settle = |transcript: &mut Option<transcript::Transcript>,
+                      messages: &[Value],
+                      on_event: &mut (dyn FnMut(AgentEvent<'_>) + Send)| {
+            if let Some(notice) = transcript.as_mut().and_then(|t| t.sync(messages)) {
+                on_event(AgentEvent::Notice(&notice));
             }
         };
         let mut outcome = AgentOutcome {
@@ -1008,7 +1012,7 @@ impl AgentLoop {
                     push_user_text(&mut outcome.messages, text);
                 }
             }
-            settle(&mut transcript, &outcome.messages);
+            settle(&mut transcript, &outcome.messages, &mut *on_event);
             // The tools as they are now (an MCP server's list changes, as in Claude Code's
             // query loop): each request offers them, and the calls it brings find them. A
             // sub-agent keeps the tools its definition gave it.
@@ -1258,7 +1262,7 @@ impl AgentLoop {
                         last_assistant_message,
                     }
                 };
-                settle(&mut transcript, &outcome.messages);
+                settle(&mut transcript, &outcome.messages, &mut *on_event);
                 let verdict = hooks.loop_event(event, &ctx).await;
                 if hard.is_cancelled() {
                     break Stop::Cancelled;
@@ -1308,7 +1312,7 @@ impl AgentLoop {
                 }
             }
         };
-        settle(&mut transcript, &outcome.messages);
+        settle(&mut transcript, &outcome.messages, &mut *on_event);
         outcome
     }
 
@@ -1445,8 +1449,10 @@ impl AgentLoop {
                             "type": "tool_use", "id": tool_use.id, "name": tool_use.name, "input": input,
                         }));
                         // In the transcript before the call's hooks run.
-                        if let Some(t) = transcript.as_deref_mut() {
-                            t.blocks(&out.assistant[written..]);
+                        if let Some(t) = transcript.as_deref_mut()
+                            && let Some(notice) = t.blocks(&out.assistant[written..])
+                        {
+                            on_event(AgentEvent::Notice(&notice));
                         }
                         entries.add(&tool_use.id, &abort);
                         executor.add_tool(tool_use.clone());

@@ -188,7 +188,11 @@ fn trust_keeps_the_records_owner_and_group() {
     let meta = std::fs::metadata(&record).unwrap();
     assert_eq!((meta.uid(), meta.gid()), (0, 0));
     assert_eq!(std::fs::read_to_string(&record).unwrap(), "{}\n");
-    assert_eq!(entries(&dirs.config), [".claude.json"], "nothing left beside it");
+    assert_eq!(
+        entries(&dirs.config),
+        [".claude.json"],
+        "nothing left beside it"
+    );
 }
 
 /// Found by review: the record's temporary file was `.claude.json.toolwright-PID`, and a
@@ -242,7 +246,11 @@ fn transcript_on_a_full_disk(dir: &Path) {
     ]}));
     let notice = transcript.sync(&messages);
     let written = std::fs::read_to_string(&path).unwrap();
-    assert!(written.ends_with('\n'), "a torn last line: {} bytes", written.len());
+    assert!(
+        written.ends_with('\n'),
+        "a torn last line: {} bytes",
+        written.len()
+    );
     let lines: Vec<Value> = written
         .lines()
         .map(|line| serde_json::from_str(line).expect("every line is JSON"))
@@ -379,7 +387,8 @@ fn a_full_tmpdir_does_not_stop_the_run() {
     assert_eq!(results[1]["is_error"], true, "{message}");
     let bash = results[1]["content"].to_string();
     assert!(
-        bash.contains(&format!("{}/toolwright-0", tmp.display()))
+        bash.contains("Could not start the command")
+            && bash.contains(&format!("{}/toolwright-0", tmp.display()))
             && bash.contains("No space left on device"),
         "{bash}"
     );

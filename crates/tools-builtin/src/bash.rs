@@ -850,7 +850,12 @@ async fn run_command(
         .filter(|dir| dir.is_dir())
     {
         Some(dir) => dir.to_path_buf(),
-        None => private_temp_dir()?,
+        None => private_temp_dir().map_err(|e| {
+            ToolError::msg(format!(
+                "Could not start the command: no directory for its scratch file: {}",
+                e.to_model_text()
+            ))
+        })?,
     };
     // Made here, exclusively and owner-only, so the shell writes to this file (and never
     // through a link, should one appear anyway). Nothing has run yet: a failure here says the

@@ -454,6 +454,33 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
+/// This user's own directory in the temp directory (`toolwright-<uid>`), made owner-only:
+/// where scratch files and output go when the session has no directory of its own. Refused
+/// (`PermissionDenied`) when something else holds the name (another user's directory, a
+/// link, one others may write to): the shared temp directory itself, or a name there anyone
+/// may take first, would let another user read the output or plant links under it. An error
+/// names the directory.
+#[cfg(unix)]
+pub fn private_temp_dir() -> io::Result<PathBuf> {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let uid = nix::unistd::geteuid();
+    let dir = std::env::temp_dir().join(format!("toolwright-{uid}"));
+    // Errors name the directory (an `io::Error` alone does not).
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", dir.display()));
+    create_private_dir(&dir).map_err(named)?;
+    let meta = fs::symlink_metadata(&dir).map_err(named)?;
+    if !meta.is_dir() || meta.uid() != uid.as_raw() || meta.permissions().mode() & 0o077 != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is not a private directory of this user; remove it, or give the session a results directory",
+                dir.display()
+            ),
+        ));
+    }
+    Ok(dir)
+}
+
 /// Resolves a path the way tools see it (Claude Code's `expandPath`): trims whitespace,
 /// expands a leading `~` to `home`, makes it absolute against `cwd` and collapses `.` and
 /// `..` lexically (symlinks are not resolved). Without a `home`, `~` is not expanded and

@@ -115,6 +115,8 @@ pub use error::{
     CANCEL_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, MAX_ERROR_CHARS, ToolError, ValidationError,
     tool_use_error, truncate_middle,
 };
+#[cfg(unix)]
+pub use file_state::private_temp_dir;
 pub use file_state::{
     ContentHash, ContentHasher, DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, FileState, FileStateCache,
     MODIFIED_MESSAGE, NOT_READ_MESSAGE, StaleFile, create_private_dir, expand_path, mtime_ms,

@@ -411,7 +411,8 @@ impl HookRunner {
     }
 
     /// Sets where over-long hook strings are saved (default: the context's results dir,
-    /// else the system temp dir, in a `toolwright-hook-output` folder).
+    /// else this user's private directory in the temp directory, `toolwright-<uid>`), in a
+    /// `toolwright-hook-output` folder.
     pub fn with_output_dir(self, dir: impl Into<PathBuf>) -> Self {
         let dir = dir.into();
         self.edit(|i| i.output_dir = Some(dir))
@@ -1152,15 +1153,17 @@ impl HookRunner {
         if count <= MAX_HOOK_STRING_CHARS {
             return text;
         }
+        // Without a session's directory, this user's own private one in the temp directory:
+        // never a name in the shared temp directory another user could take first.
         let dir = self
             .inner
             .as_ref()
             .and_then(|i| i.output_dir.clone())
             .or_else(|| ctx.results_dir().map(Path::to_path_buf))
-            .unwrap_or_else(std::env::temp_dir)
-            .join("toolwright-hook-output");
+            .map_or_else(tool_core::private_temp_dir, Ok)
+            .map(|d| d.join("toolwright-hook-output"));
         let preview: String = text.chars().take(PREVIEW_CHARS).collect();
-        match save_new_file(&dir, &text) {
+        match dir.and_then(|dir| save_new_file(&dir, &text)) {
             Ok(path) => format!(
                 "<persisted-output>\nOutput too large ({}). Full output saved to: {}\n\nPreview (first 2KB):\n{preview}\n...\n</persisted-output>",
                 human_size(text.len()),

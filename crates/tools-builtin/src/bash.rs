@@ -808,23 +808,10 @@ pub(crate) fn user_env_file() -> Result<Option<PathBuf>, String> {
 }
 
 /// Where shell scratch files and background task output go when the session has no results
-/// directory: this user's own directory in the temp directory (`toolwright-<uid>`), made
-/// owner-only, and refused when something else holds the name (another user's directory,
-/// a link, one others may write to). The shared temp directory itself would let another
-/// user read the output or plant links under guessable names.
+/// directory: this user's own private directory in the temp directory
+/// ([`tool_core::private_temp_dir`]).
 pub(crate) fn private_temp_dir() -> Result<PathBuf, ToolError> {
-    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
-    let uid = nix::unistd::geteuid();
-    let dir = std::env::temp_dir().join(format!("toolwright-{uid}"));
-    tool_core::create_private_dir(&dir).map_err(|e| ToolError::io(&dir, e))?;
-    let meta = std::fs::symlink_metadata(&dir).map_err(|e| ToolError::io(&dir, e))?;
-    if !meta.is_dir() || meta.uid() != uid.as_raw() || meta.permissions().mode() & 0o077 != 0 {
-        return Err(ToolError::msg(format!(
-            "{} is not a private directory of this user; remove it, or give the session a results directory",
-            dir.display()
-        )));
-    }
-    Ok(dir)
+    tool_core::private_temp_dir().map_err(|e| ToolError::msg(e.to_string()))
 }
 
 /// `s` as one single-quoted shell word.

@@ -120,7 +120,7 @@ pub(crate) fn cargo() -> Command {
 
 /// The test files of tools-builtin that name one of its features (`cfg(feature = ...)`):
 /// what the `internal` profile's run of that crate adds to the default one's
-/// ([`tests::the_gated_builtin_tests_are_those_naming_a_feature`] keeps the list true).
+/// (the test `the_gated_builtin_tests_are_those_naming_a_feature` keeps the list true).
 const FEATURE_GATED_BUILTIN_TESTS: &[&str] =
     &["cron", "fuzz_inputs", "repl", "schema_snapshot", "worktree"];
 

@@ -3249,7 +3249,7 @@ fn sed_may_be_in_place(words: &[Word]) -> bool {
     words.iter().skip(1).any(may_be_options)
 }
 
-/// What cannot be seen of the files a sed script uses, for the word [`sed_path_args`] adds
+/// What cannot be seen of the files a sed script uses, for the word `sed_path_args` adds
 /// for them ([`SedUnseen`]). `None` for any other word of `sed WORDS`, and for a line not
 /// understood or a computed script (a computed path).
 pub fn sed_unseen(words: &[Word], arg: &Word) -> Option<SedUnseen> {

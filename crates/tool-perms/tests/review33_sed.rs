@@ -482,3 +482,35 @@ async fn find_exec_sed_writing_what_it_finds_is_asked_about() {
     )
     .await;
 }
+
+/// Found by the code review of the sed reader: a label run into a `#` (`b#`: GNU sed 4.9
+/// ends the label there and reads a comment to the line's end) or a `}` hid the `w` on the
+/// next line, which the reader took for the text of an `a` command; a class closed by `::]`
+/// (`[[:a::]]`: still open in GNU sed) hid the `w` flag of a substitution; and `w
+/// /dev/stdin`, a file where GNU sed does not take it for its own name (`--posix`,
+/// `POSIXLY_CORRECT`), emptied what standard input was opened from. Each asks in bypass
+/// mode now.
+#[tokio::test]
+async fn a_label_a_bracket_class_or_dev_stdin_hides_no_write() {
+    let fx = fixture();
+    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    run_table_in(
+        &fx,
+        vec![
+            bypass("ask", "sed -n '/nomatch/b# a x\\\nw .bashrc' f"),
+            bypass("ask", "sed -n ':a# a x\\\nw .bashrc' f"),
+            bypass("ask", "sed -n 't} a x\\\nw .bashrc' f"),
+            bypass("ask", "sed -n 's/[[:a::]]/Q/;w x;:]]/R/w .bashrc' f"),
+            bypass(
+                "ask",
+                "POSIXLY_CORRECT=1 sed -n 's/x/y/w /dev/stdin' f < .git/config",
+            ),
+            bypass("ask", "sed -n --posix 's/x/y/w /dev/stdin' f < .git/config"),
+            // What stays understood and allowed.
+            bypass("allow", "sed -n '/x/b end; p; :end' f"),
+            bypass("allow", "sed -n 's/[[:alpha:]]/Q/w out.txt' f"),
+            bypass("allow", "sed -n 's/x/y/w /dev/stdout' f"),
+        ],
+    )
+    .await;
+}

@@ -333,19 +333,20 @@ fn refusal(url: &Url) -> Option<Refusal> {
 /// masked (`***`).
 fn unfetchable_redirect(from: &Url, to: &Url) -> Option<String> {
     let length = to.as_str().encode_utf16().count();
+    // Credentials are never shown, whatever else refuses the URL (`ftp://user:pw@host/`).
+    let mut masked = to.clone();
+    if !masked.username().is_empty() {
+        let _ = masked.set_username("***");
+    }
+    if masked.password().is_some() {
+        let _ = masked.set_password(Some("***"));
+    }
+    let to = &masked;
     match refusal(to) {
-        Some(Refusal::Credentials) => {
-            let mut masked = to.clone();
-            // Both work on a URL with credentials (it has a host).
-            let _ = masked.set_username("***");
-            if masked.password().is_some() {
-                let _ = masked.set_password(Some("***"));
-            }
-            Some(format!(
-                "{from} redirects to a URL with credentials (a user name or password), which \
-                 WebFetch does not fetch: {masked}"
-            ))
-        }
+        Some(Refusal::Credentials) => Some(format!(
+            "{from} redirects to a URL with credentials (a user name or password), which \
+             WebFetch does not fetch: {to}"
+        )),
         Some(Refusal::Scheme) => Some(format!(
             "{from} redirects to {to}, which WebFetch cannot fetch (only http and https URLs)"
         )),

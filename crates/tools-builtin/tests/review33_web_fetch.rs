@@ -88,6 +88,7 @@ fn answer(host: &str, path: &str, port: u16) -> (String, Vec<u8>) {
         (_, "/to-js") => redirect("javascript:alert(1)"),
         (_, "/to-data") => redirect("data:text/plain,hi"),
         (_, "/to-creds") => redirect(&format!("http://user:secret@localhost:{port}/page")),
+        (_, "/to-ftp-creds") => redirect("ftp://user:secret@example.com/f"),
         (_, "/to-other") => redirect("http://example.org/x"),
         _ => (head("404 Not Found", "text/plain", 4, ""), b"nope".to_vec()),
     }
@@ -461,6 +462,15 @@ async fn a_redirect_to_a_url_webfetch_cannot_fetch_is_an_error() {
             s.port
         )) && !err.contains("secret")
             && !err.contains("REDIRECT DETECTED"),
+        "{err}"
+    );
+    // Another refusal of a URL with credentials never shows them either.
+    let err = fetched(&ctx, &format!("{base}/to-ftp-creds"))
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("redirects to ftp://***:***@example.com/f, which WebFetch cannot fetch")
+            && !err.contains("secret"),
         "{err}"
     );
     let text = fetched(&ctx, &format!("{base}/to-other")).await.unwrap();

@@ -548,12 +548,12 @@ impl<'a> Reader<'a> {
                 'a' | 'i' | 'c' => self.text(false)?,
                 'e' => self.text(true)?,
                 ':' if !addressed => {
-                    if self.label() == 0 {
+                    if self.label()? == 0 {
                         return None;
                     }
                 }
                 'b' | 't' | 'T' | 'v' => {
-                    self.label();
+                    self.label()?;
                 }
                 'q' | 'Q' | 'l' | 'L' => {
                     self.skip_blanks();
@@ -651,27 +651,52 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A bracket expression after its `[`: a leading `^`, then a leading `]` (a member),
-    /// classes (`[:alpha:]`, `[=a=]`, `[.-.]`) whole, to the `]`; a backslash is a member.
+    /// A bracket expression after its `[`, read as GNU sed's `snarf_char_class` reads it: a
+    /// leading `^`, then a leading `]` (a member); `[:`, `[=` or `[.` opens a class that only
+    /// its own closing character right before a `]` closes (`[[:a::]]` is still open after
+    /// `::]`); a backslash is a member. To the `]` that ends it; a line break or the end, an
+    /// error.
     fn bracket(&mut self) -> Option<()> {
-        self.eat('^');
-        self.eat(']');
+        let mut ch = self.next()?;
+        if ch == '^' {
+            ch = self.next()?;
+        }
+        if ch == ']' {
+            ch = self.next()?;
+        }
+        // 0: outside a class; 1: after a `[`; 2: after the class's opening `.`, `:` or `=`
+        // (`delim`); 3: after its closing one, before the `]`.
+        let mut state = 0u8;
+        let mut delim = '\0';
         loop {
-            match self.next()? {
-                ']' => return Some(()),
+            match ch {
                 '\n' => return None,
-                '[' if matches!(self.peek(), Some(':' | '=' | '.')) => {
-                    let kind = self.next()?;
-                    loop {
-                        match self.next()? {
-                            '\n' => return None,
-                            c if c == kind && self.eat(']') => break,
-                            _ => {}
-                        }
-                    }
+                '.' | ':' | '=' if state == 1 => {
+                    delim = ch;
+                    state = 2;
+                    ch = self.next()?;
+                    continue;
                 }
+                c if state == 2 && c == delim => {
+                    state = 3;
+                    ch = self.next()?;
+                    continue;
+                }
+                '[' => {
+                    if state == 0 {
+                        state = 1;
+                    }
+                    ch = self.next()?;
+                    continue;
+                }
+                ']' if state <= 1 => return Some(()),
+                ']' if state == 3 => state = 0,
                 _ => {}
             }
+            // Another character: after a `[` back outside, after a class's closing
+            // character back inside the class.
+            state &= !1;
+            ch = self.next()?;
         }
     }
 
@@ -690,14 +715,19 @@ impl<'a> Reader<'a> {
     }
 
     /// A label (`:a`, `b end`, `v 4.2`): after blanks, to a blank, a `;`, a line break or
-    /// the end. Its length.
-    fn label(&mut self) -> usize {
+    /// the end. Its length. One holding a `#` or a `}` is not understood (`None`): GNU sed
+    /// 4.9 ends a label there (`b#` is a branch, then a comment to the line's end), older
+    /// versions take them into it, and the two readings differ in what runs after it.
+    fn label(&mut self) -> Option<usize> {
         self.skip_blanks();
         let from = self.i;
-        while self.peek().is_some_and(|c| !c.is_whitespace() && c != ';') {
+        while let Some(c) = self.peek().filter(|c| !c.is_whitespace() && *c != ';') {
+            if matches!(c, '#' | '}') {
+                return None;
+            }
             self.i += 1;
         }
-        self.i - from
+        Some(self.i - from)
     }
 
     /// The text of `a`, `i`, `c` (or the command of `e`, which may be empty): after blanks,
@@ -737,6 +767,13 @@ impl<'a> Reader<'a> {
         self.skip_to_line_end();
         let name = &self.text[self.offset(from)..self.offset(self.i)];
         if name.is_empty() {
+            return None;
+        }
+        // Written, `/dev/stdin` is the file standard input was opened from where GNU sed
+        // does not take it for its own name (`--posix`, `POSIXLY_CORRECT`): `w /dev/stdin`
+        // with `< FILE` would empty FILE, which its redirection checked only as a read. No
+        // script needs it: not understood.
+        if writes && name == "/dev/stdin" {
             return None;
         }
         // GNU sed's own names: its standard input, output and error, no files.

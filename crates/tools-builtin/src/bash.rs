@@ -859,8 +859,9 @@ async fn run_command(
     let reserve_error = reserve_cwd_file(&cwd_file.0).err();
     // The command (after the session's environment), then its status, then the directory
     // it ended in, written over the reserved bytes (`1<>`: no truncation), or a line break
-    // alone when `pwd -P` fails (the directory was removed): a file that holds nothing was
-    // never written (a full disk, or the shell ended by the command itself). The command is
+    // alone when `pwd -P` fails (the directory was removed), each ended by a `.` written
+    // only once all before it was: a file without it was never written in full (a full
+    // disk, a write cut short, or the shell ended by the command itself). The command is
     // an argument, run through `eval` as Claude Code runs it: whatever it leaves open (a
     // here-document without its end line, a trailing `\`) ends where it ends, so the
     // epilogue is never read as part of it.
@@ -871,7 +872,7 @@ async fn run_command(
         with_session_env(
             ctx,
             &format!(
-                "eval \"$__toolwright_command\"\n__toolwright_status=$?\n{{ pwd -P || echo; }} 2>/dev/null 1<> {}\nexit $__toolwright_status",
+                "eval \"$__toolwright_command\"\n__toolwright_status=$?\nif pwd -P >/dev/null 2>&1; then {{ pwd -P && printf .; }} 2>/dev/null 1<> {0}; else printf '\\n.' 2>/dev/null 1<> {0}; fi\nexit $__toolwright_status",
                 shell_quote(&cwd_file.0.to_string_lossy())
             ),
         )
@@ -1116,15 +1117,17 @@ enum CwdReport {
 }
 
 /// Reads the scratch file the script wrote the directory to: what was written ends at the
-/// first NUL byte (the room reserved beyond it), or at the end of the file.
+/// first NUL byte (the room reserved beyond it), or at the end of the file, and counts only
+/// with the `.` the script writes after it.
 async fn read_cwd_file(path: &Path) -> CwdReport {
     let Ok(bytes) = tokio::fs::read(path).await else {
         return CwdReport::Unwritten;
     };
     let written = bytes.split(|&b| b == 0).next().unwrap_or_default();
-    if written.is_empty() {
+    // Written in full only with its closing `.`: a path cut short is no directory to go to.
+    let Some(written) = written.strip_suffix(b".") else {
         return CwdReport::Unwritten;
-    }
+    };
     // Only `pwd`'s own line break: a directory's name may end in spaces.
     let line = written.strip_suffix(b"\n").unwrap_or(written);
     if line.is_empty() {
@@ -1782,6 +1785,39 @@ impl ShownFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scratch file's directory counts only when written in full (its closing `.`): a
+    /// path cut short by a full disk (the reserved room smaller than the path) is not taken
+    /// for a directory to go to.
+    #[tokio::test]
+    async fn a_cwd_file_counts_only_when_written_in_full() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("cwd");
+        let read = |bytes: &[u8]| {
+            std::fs::write(&file, bytes).unwrap();
+            read_cwd_file(&file)
+        };
+        let mut reserved = b"/home/u/proj/sub\n.".to_vec();
+        reserved.extend([0; 16]);
+        assert!(
+            matches!(read(&reserved).await, CwdReport::Printed(p) if p == Path::new("/home/u/proj/sub"))
+        );
+        assert!(
+            matches!(read(b"/a b \n.").await, CwdReport::Printed(p) if p == Path::new("/a b "))
+        );
+        assert!(matches!(read(b"\n.\0\0").await, CwdReport::Removed));
+        // Cut short: by the reserved room's end, then a failed write.
+        assert!(matches!(
+            read(b"/home/u/pro\0\0").await,
+            CwdReport::Unwritten
+        ));
+        assert!(matches!(
+            read(b"/home/u/proj\n").await,
+            CwdReport::Unwritten
+        ));
+        assert!(matches!(read(b"").await, CwdReport::Unwritten));
+        assert!(matches!(read(&[0; 64]).await, CwdReport::Unwritten));
+    }
 
     #[test]
     fn which_commands_move_to_the_background_at_their_timeout() {

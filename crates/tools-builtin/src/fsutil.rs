@@ -1000,7 +1000,8 @@ fn create_directly(
         .and_then(|()| file.write_all(bytes))
         .and_then(|()| file.sync_all());
     if let Err(e) = written {
-        // An append-only directory keeps the name: then the file is left empty.
+        // An append-only directory keeps the name: then the file is left empty, and the
+        // error says so (a retry finds it there).
         if nix::unistd::unlinkat(
             dir_fd,
             name.as_os_str(),
@@ -1009,6 +1010,13 @@ fn create_directly(
         .is_err()
         {
             let _ = file.set_len(0);
+            return Err(io::Error::new(
+                e.kind(),
+                format!(
+                    "{e}; an empty {} was left in its place (the directory is {what}: no name in it can be removed)",
+                    Path::new(name).display()
+                ),
+            ));
         }
         return Err(e);
     }

@@ -279,6 +279,16 @@ pub enum TaskStoreError {
         /// What is wrong.
         reason: String,
     },
+    /// The task changed between the look [`TaskListStore::preview_update`] took and the
+    /// update that was to follow it ([`TaskListStore::update_if_unchanged`]): its
+    /// TaskCompleted hooks judged a task that is no longer there.
+    #[error(
+        "Task #{id} changed while its TaskCompleted hooks ran; nothing was changed (try again)"
+    )]
+    ChangedMeanwhile {
+        /// The task's id.
+        id: String,
+    },
     /// [`TaskListStore::create`] failed writing the id counter or the task's file, and left
     /// no task behind (a retry makes no duplicate).
     #[error("{0}; no task was created")]
@@ -758,7 +768,22 @@ impl TaskListStore {
         id: &str,
         patch: TaskPatch,
     ) -> Result<TaskUpdateOutcome, TaskStoreError> {
-        self.apply(list_id, id, patch, true)
+        self.apply(list_id, id, patch, true, None)
+            .map(|(_, outcome)| outcome)
+    }
+
+    /// [`update`](Self::update), only while task `id` is still `seen` (what a
+    /// [`preview_update`](Self::preview_update) returned), checked under the same lock as
+    /// the write: else [`TaskStoreError::ChangedMeanwhile`], nothing written. For an update
+    /// decided on a look at the task (TaskUpdate's TaskCompleted hooks).
+    pub fn update_if_unchanged(
+        &self,
+        list_id: &str,
+        id: &str,
+        patch: TaskPatch,
+        seen: &Task,
+    ) -> Result<TaskUpdateOutcome, TaskStoreError> {
+        self.apply(list_id, id, patch, true, Some(seen))
             .map(|(_, outcome)| outcome)
     }
 
@@ -772,7 +797,7 @@ impl TaskListStore {
         id: &str,
         patch: TaskPatch,
     ) -> Result<(Task, TaskUpdateOutcome), TaskStoreError> {
-        self.apply(list_id, id, patch, false)
+        self.apply(list_id, id, patch, false, None)
     }
 
     /// [`update`](Self::update) (`write`), or its preview: the task before, and the outcome.
@@ -782,9 +807,13 @@ impl TaskListStore {
         id: &str,
         patch: TaskPatch,
         write: bool,
+        seen: Option<&Task>,
     ) -> Result<(Task, TaskUpdateOutcome), TaskStoreError> {
         let list = self.lock(list_id)?;
         let mut task = list.require(id)?;
+        if seen.is_some_and(|seen| *seen != task) {
+            return Err(TaskStoreError::ChangedMeanwhile { id: task.id });
+        }
         let before = task.clone();
 
         if patch.status == Some(TaskUpdateStatus::Deleted) {
@@ -1465,15 +1494,18 @@ impl TypedTool for TaskUpdate {
         // An update that completes the task runs the TaskCompleted hooks first, with the
         // task as it is (Claude Code's), and only after they let it through writes
         // anything: a hook that blocks leaves the task as it was, every field of it. The
-        // list is not locked while they run (a hook may read it); a change made meanwhile
-        // is applied over, as any two updates are.
+        // list is not locked while they run (a hook may read it); the update then goes
+        // ahead only while the task is still the one they judged (else the call fails,
+        // nothing written), and an update that looked like no completion completes nothing.
         let mut hook_messages = Vec::new();
+        let mut seen = None;
         if patch.status == Some(TaskUpdateStatus::Completed) && ctx.hook_events().is_some() {
             let (look_id, look_patch) = (id.clone(), patch.clone());
             let (before, preview) = with_store(&ctx, move |store, list| {
                 store.preview_update(list, &look_id, look_patch)
             })
             .await?;
+            seen = Some(before.clone());
             if matches!(preview.status_change, Some((_, TaskStatus::Completed))) {
                 let hooks = ctx
                     .run_hook_event(TASK_COMPLETED, task_hook_fields(&before))
@@ -1490,7 +1522,11 @@ impl TypedTool for TaskUpdate {
                 hook_messages = hooks.messages;
             }
         }
-        let outcome = with_store(&ctx, move |store, list| store.update(list, &id, patch)).await?;
+        let outcome = with_store(&ctx, move |store, list| match &seen {
+            Some(seen) => store.update_if_unchanged(list, &id, patch, seen),
+            None => store.update(list, &id, patch),
+        })
+        .await?;
         let mut result = ToolResult::new(TaskUpdateOutput {
             success: true,
             task_id,

@@ -328,3 +328,61 @@ async fn only_an_update_that_completes_a_task_runs_task_completed() {
     assert_eq!(text, "Task #1 unchanged (no field was given a new value)");
     assert_eq!(count(&hooks), 1);
 }
+
+/// Hooks that, as they run, change the task they judge (another agent's update landing
+/// meanwhile): the subject of task 1 rewritten on disk.
+struct ChangingTask {
+    dir: PathBuf,
+}
+
+#[async_trait]
+impl HookEvents for ChangingTask {
+    async fn run(
+        &self,
+        _event: &'static str,
+        _fields: Map<String, Value>,
+        _ctx: &ToolUseContext,
+    ) -> HookEventOutcome {
+        let path = self.dir.join("tasks/s/1.json");
+        let mut task: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        task["subject"] = json!("changed meanwhile");
+        std::fs::write(&path, task.to_string()).unwrap();
+        HookEventOutcome::default()
+    }
+}
+
+/// Found by the code review: the TaskCompleted hooks judged the task as a first look saw
+/// it, and the update then wrote over whatever had changed while they ran. Now the update
+/// goes ahead only while the task is still the one they judged: else the call fails and
+/// nothing is written.
+#[tokio::test]
+async fn a_task_changed_while_its_completion_hooks_ran_is_not_completed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, _) = session(dir.path());
+    call(
+        &TaskCreate,
+        &plain,
+        json!({"subject": "A", "description": "d"}),
+    )
+    .await
+    .unwrap();
+    let ctx = plain
+        .without_hook_events()
+        .with_hook_events(Arc::new(ChangingTask {
+            dir: dir.path().to_path_buf(),
+        }));
+    let err = call(
+        &TaskUpdate,
+        &ctx,
+        json!({"taskId": "1", "status": "completed"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("Task #1 changed while its TaskCompleted hooks ran; nothing was changed"),
+        "{err}"
+    );
+    let task = stored(dir.path(), "1");
+    assert_eq!(task["status"], "pending", "{task}");
+    assert_eq!(task["subject"], "changed meanwhile", "{task}");
+}

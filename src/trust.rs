@@ -322,12 +322,11 @@ impl Drop for RecordLock {
 /// or owner-only for a new record (it holds account data), synced, then renamed over it.
 /// When the new file cannot be given the record's owner and group, the record is left as
 /// it is and the error says so. The temporary files a writer killed mid-write left in that
-/// directory are removed first ([`tool_core::temp_file::is_abandoned_temp`]), and so are
-/// those of toolwright versions before it (`.claude.json.toolwright-PID`) once they are
-/// [`tool_core::temp_file::STALE_TEMP_AGE`] old.
+/// directory are removed first ([`tool_core::temp_file::remove_abandoned_temps`]), and so
+/// are those of toolwright versions before it ([`remove_legacy_temps`]).
 fn write_record(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    use std::io::Write as _;
-    use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    use tool_core::temp_file::TempFile;
     let target = record_target(path);
     let parent = target
         .parent()
@@ -340,90 +339,59 @@ fn write_record(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let mode = existing
         .as_ref()
         .map_or(0o600, |m| m.permissions().mode() & 0o7777);
-    remove_abandoned_temps(parent, &name);
-    let prefix = tool_core::temp_file::temp_prefix(&name);
-    let (tmp, mut file) = {
-        let mut n = 0u64;
-        loop {
-            let mut candidate = prefix.clone();
-            candidate.push(n.to_string());
-            let candidate = parent.join(candidate);
-            // Owner-only until it holds the record's mode, owner and group.
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&candidate)
-            {
-                Ok(file) => break (candidate, file),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
-                Err(e) => return Err(format!("cannot write {}: {e}", shell_word(path))),
-            }
+    tool_core::temp_file::remove_abandoned_temps(parent);
+    remove_legacy_temps(parent);
+    let cannot = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", shell_word(path));
+    // Owner-only until it holds the record's mode, owner and group.
+    let mut temp = TempFile::create(parent, &name, 0o600).map_err(|e| cannot(&e))?;
+    if let Some(old) = &existing {
+        let new = temp.file().metadata().map_err(|e| cannot(&e))?;
+        if (new.uid(), new.gid()) != (old.uid(), old.gid()) {
+            std::os::unix::fs::fchown(temp.file(), Some(old.uid()), Some(old.gid())).map_err(
+                |e| {
+                    cannot(&format!(
+                        "it belongs to user {} and group {}, which this user cannot give the new copy ({e}); it was left as it is",
+                        old.uid(),
+                        old.gid()
+                    ))
+                },
+            )?;
         }
-    };
-    let written = (|| {
-        if let Some(old) = &existing {
-            let new = file.metadata().map_err(|e| e.to_string())?;
-            if (new.uid(), new.gid()) != (old.uid(), old.gid()) {
-                std::os::unix::fs::fchown(&file, Some(old.uid()), Some(old.gid())).map_err(
-                    |e| {
-                        format!(
-                            "it belongs to user {} and group {}, which this user cannot give the new copy ({e}); it was left as it is",
-                            old.uid(),
-                            old.gid()
-                        )
-                    },
-                )?;
-            }
-        }
-        // After the chown, which may clear set-id bits; the mode asked for at creation
-        // is cut by the umask too: set it exactly.
-        file.set_permissions(std::fs::Permissions::from_mode(mode))
-            .and_then(|()| file.write_all(bytes))
-            .and_then(|()| file.sync_all())
-            .and_then(|()| std::fs::rename(&tmp, &target))
-            .map_err(|e| e.to_string())
-    })();
-    drop(file);
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(format!("cannot write {}: {e}", shell_word(path)));
     }
-    if let Ok(dir) = std::fs::File::open(parent) {
-        let _ = dir.sync_all();
-    }
+    // After the chown, which may clear set-id bits; the mode asked for at creation is cut
+    // by the umask too: set it exactly.
+    temp.file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))
+        .and_then(|()| temp.write_synced(bytes))
+        .and_then(|()| temp.rename_to(&target))
+        .map_err(|e| cannot(&e))?;
+    let _ = tool_core::temp_file::sync_dir(parent);
     Ok(())
 }
 
-/// Removes from `dir` the temporary files of atomic writes whose writer is gone
-/// ([`tool_core::temp_file::is_abandoned_temp`]), and the record's temporary files of
-/// toolwright versions before it (`.claude.json.toolwright-PID`, written without a writer
-/// tag), which that rule takes as it takes any untagged name: by age alone. `name` is the
-/// record's file name. Best effort.
-fn remove_abandoned_temps(dir: &Path, name: &std::ffi::OsStr) {
+/// Removes from `dir` the record's temporary files of toolwright versions before
+/// [`tool_core::temp_file`] named them (`.claude.json.toolwright-PID`, whatever the record's
+/// file is called), once they are [`tool_core::temp_file::STALE_TEMP_AGE`] old: no writer
+/// tag says whether their writer is alive. Best effort.
+fn remove_legacy_temps(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    // Always this name, whatever the record's file was called.
-    let legacy = ".claude.json.toolwright-";
     for entry in entries.flatten() {
         let file_name = entry.file_name();
-        let Some(entry_name) = file_name.to_str() else {
-            continue;
+        let legacy = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(".claude.json.toolwright-"))
+            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
+        let stale = || {
+            entry
+                .metadata()
+                .ok()
+                .filter(std::fs::Metadata::is_file)
+                .and_then(|m| m.modified().ok()?.elapsed().ok())
+                .is_some_and(|age| age >= tool_core::temp_file::STALE_TEMP_AGE)
         };
-        let age = || entry.metadata().ok()?.modified().ok()?.elapsed().ok();
-        // `NAME.toolwright-PID` read as the untagged `.NAME.tw-tmp.PID.0`.
-        let as_temp = match entry_name.strip_prefix(legacy) {
-            Some(pid) if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) => format!(
-                ".{}{}{pid}.0",
-                name.to_string_lossy(),
-                tool_core::temp_file::TEMP_MARKER
-            ),
-            _ => entry_name.to_owned(),
-        };
-        if tool_core::temp_file::is_abandoned_temp(&as_temp, age)
-            && entry.file_type().is_ok_and(|t| t.is_file())
-        {
+        if legacy && stale() {
             let _ = std::fs::remove_file(entry.path());
         }
     }

@@ -11,11 +11,18 @@
 //!
 //! A write through a symlink replaces the file the link leads to, never the link itself
 //! ([`write_target`]).
+//!
+//! [`TempFile`] is that temporary file for the writers that need no more than create,
+//! write, sync and rename (the trust record, the task id counter, saved large results);
+//! the file tools' writer (tools-builtin's `fsutil`) works relative to a directory handle
+//! and keeps what a file is (owner, ACL, extended attributes), with the same names.
 
 use std::ffi::{OsStr, OsString};
-use std::io;
+use std::fs::File;
+use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// The marker in the name of a writer's temporary file (see the [module docs](self)).
@@ -125,6 +132,111 @@ pub fn write_target(path: &Path) -> io::Result<PathBuf> {
     ))
 }
 
+/// A writer's temporary file, `.STEM.tw-tmp.PID.TAG.N` in the directory of the file it will
+/// become: created new (never through a link or over a file at that name), written, synced,
+/// then renamed (or linked) into place. Dropped before [`TempFile::rename_to`] placed it, it
+/// is removed: a failed write leaves nothing behind.
+#[derive(Debug)]
+pub struct TempFile {
+    path: PathBuf,
+    file: File,
+    placed: bool,
+}
+
+/// Tells this process's temporary files apart (with its PID and tag, [`temp_prefix`]).
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl TempFile {
+    /// Creates a temporary file for a file named `STEM...` in `dir`, with permission bits
+    /// `mode` (on Unix; cut by the umask: [`TempFile::file`]'s `set_permissions` sets them
+    /// exactly). Fails as creating a file in `dir` fails (a missing or read-only directory,
+    /// no permission, no space); a name taken by another file is skipped, never opened.
+    pub fn create(dir: &Path, stem: &OsStr, mode: u32) -> io::Result<TempFile> {
+        let prefix = temp_prefix(stem);
+        loop {
+            let mut name = prefix.clone();
+            name.push(TEMP_COUNTER.fetch_add(1, Ordering::Relaxed).to_string());
+            let path = dir.join(name);
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+            #[cfg(not(unix))]
+            let _ = mode;
+            match options.open(&path) {
+                Ok(file) => {
+                    return Ok(TempFile {
+                        path,
+                        file,
+                        placed: false,
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Where the temporary file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The open file, to set its owner or mode before it is written.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// Writes `bytes` and flushes them to the disk.
+    pub fn write_synced(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.file.write_all(bytes)?;
+        self.file.sync_all()
+    }
+
+    /// Renames the file over `target` (replacing whatever file had that name). The rename
+    /// survives a crash only once the directory is synced ([`sync_dir`]), which this leaves to
+    /// the caller. On failure the temporary file is removed.
+    pub fn rename_to(mut self, target: &Path) -> io::Result<()> {
+        std::fs::rename(&self.path, target)?;
+        self.placed = true;
+        Ok(())
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if !self.placed {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Removes from `dir` the temporary files that writers which are gone left there
+/// ([`is_abandoned_temp`]; a writer killed mid-write leaves one). Best effort: what cannot
+/// be read or removed is left alone, and only regular files are removed.
+pub fn remove_abandoned_temps(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(name) = file_name.to_str() else {
+            continue;
+        };
+        let age = || entry.metadata().ok()?.modified().ok()?.elapsed().ok();
+        if is_abandoned_temp(name, age) && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Syncs the directory `dir`, making a rename in it durable across a crash. Not every
+/// platform or file system can sync a directory: callers let a failure go (the rename
+/// stands; only its durability is not promised).
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
 /// Whether process `pid` exists here (signal 0; a process of another user counts too).
 fn process_alive(pid: u32) -> bool {
     #[cfg(unix)]
@@ -220,5 +332,76 @@ mod tests {
                 .to_string_lossy()
                 .starts_with(".f.txt.tw-tmp.")
         );
+    }
+
+    #[test]
+    fn a_temp_file_is_removed_unless_placed() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let entries = || {
+            let mut names: Vec<String> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        // Dropped unplaced (a failed write): nothing stays.
+        let mut temp = TempFile::create(d, OsStr::new("rec.json"), 0o600).unwrap();
+        let name = temp
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(name.starts_with(".rec.json.tw-tmp."), "{name}");
+        // Its name is one the sweep knows, and never its own writer's to sweep.
+        assert!(!is_abandoned_temp(&name, || Some(STALE_TEMP_AGE)));
+        let mode = temp.file().metadata().unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode & 0o077, 0, "owner-only at creation: {mode:o}");
+        temp.write_synced(b"half").unwrap();
+        drop(temp);
+        assert!(entries().is_empty(), "{:?}", entries());
+        // Placed: the target holds the bytes, no temporary file is left.
+        std::fs::write(d.join("rec.json"), b"old").unwrap();
+        let mut temp = TempFile::create(d, OsStr::new("rec.json"), 0o644).unwrap();
+        temp.write_synced(b"new").unwrap();
+        temp.rename_to(&d.join("rec.json")).unwrap();
+        sync_dir(d).unwrap();
+        assert_eq!(std::fs::read(d.join("rec.json")).unwrap(), b"new");
+        assert_eq!(entries(), ["rec.json"]);
+        // A rename that fails (a directory in the way) leaves the target and no temporary.
+        std::fs::create_dir(d.join("sub")).unwrap();
+        std::fs::write(d.join("sub/x"), b"x").unwrap();
+        let mut temp = TempFile::create(d, OsStr::new("sub"), 0o600).unwrap();
+        temp.write_synced(b"file").unwrap();
+        assert!(temp.rename_to(&d.join("sub")).is_err());
+        assert_eq!(entries(), ["rec.json", "sub"]);
+        // A missing directory is the creation's error.
+        let err = TempFile::create(&d.join("missing"), OsStr::new("f"), 0o600).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn the_sweep_removes_only_files_of_writers_that_are_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let (tag, dead) = (writer_tag(), dead_pid());
+        let gone = format!(".f.tw-tmp.{dead}.{tag}.0");
+        let alive = format!(".f.tw-tmp.1.{tag}.0");
+        let foreign_fresh = format!(".f.tw-tmp.{dead}.0badc0de.0");
+        let a_dir = format!(".g.tw-tmp.{dead}.{tag}.0");
+        for name in [&gone, &alive, &foreign_fresh, &"f".to_owned()] {
+            std::fs::write(d.join(name), b"x").unwrap();
+        }
+        std::fs::create_dir(d.join(&a_dir)).unwrap();
+        remove_abandoned_temps(d);
+        assert!(!d.join(&gone).exists());
+        for kept in [&alive, &foreign_fresh, &"f".to_owned(), &a_dir] {
+            assert!(d.join(kept).exists(), "{kept} was removed");
+        }
+        // A directory that cannot be read: nothing happens, no panic.
+        remove_abandoned_temps(&d.join("missing"));
     }
 }

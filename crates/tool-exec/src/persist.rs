@@ -11,9 +11,8 @@
 //! cut to head and tail in memory with a note, so a huge result never reaches the model whole.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use tool_core::{ContentBlock, ToolResultContent};
 
@@ -112,8 +111,6 @@ fn safe_file_stem(tool_use_id: &str) -> String {
     )
 }
 
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 /// How many files one tool_use id may have (`ID.txt`, `ID.2.txt`, ...): ids repeat only
 /// when a host replays or duplicates a turn.
 const MAX_FILES_PER_ID: u32 = 100;
@@ -133,33 +130,15 @@ fn write_exclusive(path: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
         return Ok(path.to_path_buf());
     }
     let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    remove_stale_temps(dir);
-    let (tmp, mut file) = loop {
-        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let mut candidate = tool_core::temp_file::temp_prefix(std::ffi::OsStr::new(&name));
-        candidate.push(n.to_string());
-        let candidate = dir.join(candidate);
-        let mut options = fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        // Owner-only, whatever the directory's mode: a result holds whatever a tool printed.
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        match options.open(&candidate) {
-            Ok(file) => break (candidate, file),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    };
-    let written = file.write_all(bytes).and_then(|()| file.sync_all());
-    drop(file);
+    let name = path.file_name().unwrap_or_default();
+    tool_core::temp_file::remove_abandoned_temps(dir);
+    // Owner-only, whatever the directory's mode: a result holds whatever a tool printed.
+    let mut tmp = tool_core::temp_file::TempFile::create(dir, name, 0o600)?;
+    let written = tmp.write_synced(bytes);
     let placed = written.and_then(|()| {
         for n in 1..=MAX_FILES_PER_ID {
             let target = numbered(path, n);
-            match fs::hard_link(&tmp, &target) {
+            match fs::hard_link(tmp.path(), &target) {
                 Ok(()) => return Ok(target),
                 // Taken (by an earlier result or a concurrent writer): kept; reused when it
                 // holds these very bytes.
@@ -168,7 +147,9 @@ fn write_exclusive(path: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
                         return Ok(target);
                     }
                 }
-                Err(_) if !target.exists() => return fs::rename(&tmp, &target).map(|()| target),
+                Err(_) if !target.exists() => {
+                    return fs::rename(tmp.path(), &target).map(|()| target);
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -177,8 +158,9 @@ fn write_exclusive(path: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
             format!("{MAX_FILES_PER_ID} results were already saved under this tool_use id"),
         ))
     });
-    // Nothing half-written or temporary stays behind (after a rename this is a no-op).
-    let _ = fs::remove_file(&tmp);
+    // Nothing half-written or temporary stays behind: dropping `tmp` removes it (after a
+    // rename, a name no file has any more).
+    drop(tmp);
     placed
 }
 
@@ -202,24 +184,6 @@ fn numbered(path: &Path, n: u32) -> PathBuf {
 fn holds(path: &Path, bytes: &[u8]) -> bool {
     fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64)
         && fs::read(path).is_ok_and(|on_disk| on_disk == bytes)
-}
-
-/// Removes the temporary files of writers killed mid-write from the results directory
-/// ([`tool_core::temp_file::is_abandoned_temp`]). Best effort.
-fn remove_stale_temps(dir: &Path) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let Some(name) = file_name.to_str() else {
-            continue;
-        };
-        let age = || entry.metadata().ok()?.modified().ok()?.elapsed().ok();
-        if tool_core::temp_file::is_abandoned_temp(name, age) {
-            let _ = fs::remove_file(entry.path());
-        }
-    }
 }
 
 /// The outcome of [`persist_if_large`].

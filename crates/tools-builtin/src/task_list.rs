@@ -70,7 +70,6 @@ use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::fcntl::Flock;
 use schemars::JsonSchema;
@@ -505,9 +504,6 @@ thread_local! {
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Tells the temporary files of [`replace_counter`] apart within this process.
-static COUNTER_TEMP: AtomicU64 = AtomicU64::new(0);
-
 /// Puts `n` in the id counter `path` as a regular file of its own: written to a new file
 /// beside it (named as every atomic write's temporary file, so that one a killed writer
 /// left is cleared by the next write in the directory), synced, then renamed over the
@@ -516,49 +512,25 @@ static COUNTER_TEMP: AtomicU64 = AtomicU64::new(0);
 /// where it led, its target untouched (a dangling link's target is not created), and a
 /// FIFO is not waited on. A directory in its place is not replaced: the rename fails.
 fn replace_counter(path: &Path, n: u64) -> io::Result<()> {
-    use std::io::Write as _;
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
-    let prefix = tool_core::temp_file::temp_prefix(name);
-    let (temp, mut file) = loop {
-        let mut candidate = prefix.clone();
-        candidate.push(COUNTER_TEMP.fetch_add(1, Ordering::Relaxed).to_string());
-        let temp = dir.join(candidate);
-        // `create_new` never follows a link at that name: it fails instead.
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)
-        {
-            Ok(file) => break (temp, file),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
-    };
-    let written = file
-        .write_all(format!("{n}\n").as_bytes())
-        .and_then(|()| file.sync_all())
-        .and_then(|()| {
-            drop(file);
-            fs::rename(&temp, path)
-        });
-    if written.is_err() {
-        let _ = fs::remove_file(&temp);
-    } else {
-        // The rename itself made durable: else, after a crash, the counter could go back
-        // and a deleted task's id be given again.
-        sync_dir(dir);
-    }
-    written
+    // Created new: never opened through a link at that name.
+    let mut temp = tool_core::temp_file::TempFile::create(dir, name, 0o666)?;
+    temp.write_synced(format!("{n}\n").as_bytes())?;
+    temp.rename_to(path)?;
+    // The rename itself made durable: else, after a crash, the counter could go back and a
+    // deleted task's id be given again.
+    sync_dir(dir);
+    Ok(())
 }
 
 /// Syncs the directory `dir`, making a rename in it durable, as every atomic write does.
 /// Not every platform or file system can sync a directory: a failure is let go (the
 /// rename stands; only its durability across a crash is not promised).
 fn sync_dir(dir: &Path) {
-    if File::open(dir).and_then(|d| d.sync_all()).is_ok() {
+    if tool_core::temp_file::sync_dir(dir).is_ok() {
         #[cfg(test)]
         SYNCED_DIRS.with(|d| d.borrow_mut().push(dir.to_path_buf()));
     }

@@ -184,120 +184,28 @@ impl<'a> SedCall<'a> {
 }
 
 /// Whether `sed ARGS` may run a shell command: a script with the GNU `e` command (`1e rm
-/// x`) or an `s` command with the `e` flag (`s/.*/rm x/e`), or one read from a file (not
-/// seen here). `true` when the line is not understood.
+/// x`) or an `s` command with the `e` flag (`s/.*/rm x/e`), read as GNU sed reads it
+/// ([`Reader`], both readings of bracket expressions); one read from a file (not seen here)
+/// or one that reading cannot take apart. `true` when the line is not understood.
 pub(crate) fn may_execute(args: &[&str]) -> bool {
     let Some(call) = SedCall::parse(args) else {
         return true;
     };
-    !call.script_files.is_empty() || call.scripts().iter().any(|s| script_executes(s))
+    if !call.script_files.is_empty() {
+        return true;
+    }
+    let reading = read_script(&joined_script(&call.scripts()));
+    !reading.read || reading.executes
 }
 
-/// Whether a sed script has an `e` command or an `s///e` flag, read loosely: each command's
-/// address (line numbers, `$`, `/re/`, `first~step`, ranges, `!`) is passed over.
-fn script_executes(script: &str) -> bool {
-    let chars: Vec<char> = script.chars().collect();
-    let mut i = 0;
-    // Skips a delimited part from `i` (at the delimiter), honouring backslashes; returns the
-    // index after the closing delimiter.
-    // Skips a delimited part from `i` (at the delimiter), honouring backslashes and bracket
-    // expressions (`/[/]/`: the `/` in brackets does not end it); returns the index after
-    // the closing delimiter.
-    let skip_delimited = |mut i: usize, delim: char| -> usize {
-        i += 1;
-        while i < chars.len() && chars[i] != delim {
-            match chars[i] {
-                '\\' => i += 1,
-                '[' => {
-                    i += 1;
-                    // `[]…]` and `[^]…]`: a leading `]` is a member.
-                    if chars.get(i) == Some(&'^') {
-                        i += 1;
-                    }
-                    if chars.get(i) == Some(&']') {
-                        i += 1;
-                    }
-                    while i < chars.len() && chars[i] != ']' {
-                        i += 1;
-                    }
-                }
-                _ => {}
-            }
-            i += 1;
-        }
-        i + 1
-    };
-    while i < chars.len() {
-        // The address.
-        loop {
-            match chars.get(i) {
-                Some(c) if c.is_whitespace() || c.is_ascii_digit() => i += 1,
-                Some('$' | ',' | '!' | '~' | '+' | ';' | '{' | '}') => i += 1,
-                // A regex address, and the `I`/`M` flags that may follow it.
-                Some('/') => {
-                    i = skip_delimited(i, '/');
-                    while matches!(chars.get(i), Some('I' | 'M')) {
-                        i += 1;
-                    }
-                }
-                Some('\\') => match chars.get(i + 1) {
-                    Some(&d) => {
-                        i = skip_delimited(i + 1, d);
-                        while matches!(chars.get(i), Some('I' | 'M')) {
-                            i += 1;
-                        }
-                    }
-                    None => return false,
-                },
-                _ => break,
-            }
-        }
-        match chars.get(i) {
-            None => return false,
-            Some('e') => return true,
-            Some('s' | 'y') => {
-                let is_s = chars[i] == 's';
-                let Some(&delim) = chars.get(i + 1) else {
-                    return false;
-                };
-                let mut j = skip_delimited(i + 1, delim);
-                j = skip_delimited(j - 1, delim);
-                // The flags, up to the end of the command.
-                while let Some(&c) = chars.get(j) {
-                    if matches!(c, ';' | '\n' | '}') {
-                        break;
-                    }
-                    if is_s && c == 'e' {
-                        return true;
-                    }
-                    // `w FILE` takes the rest of the line.
-                    if c == 'w' {
-                        while chars.get(j).is_some_and(|c| *c != '\n') {
-                            j += 1;
-                        }
-                        break;
-                    }
-                    j += 1;
-                }
-                i = j;
-            }
-            // Commands whose argument is the rest of the line (`a text`, `r file`, `w file`,
-            // a comment): skipped to its end. (A label, `:a` or `b a`, ends at `;` too in
-            // GNU sed: the commands after it are read.)
-            Some('a' | 'i' | 'c' | 'r' | 'R' | 'w' | 'W' | '#') => {
-                while chars.get(i).is_some_and(|c| *c != '\n') {
-                    i += 1;
-                }
-            }
-            Some(_) => {
-                i += 1;
-                while chars.get(i).is_some_and(|c| !matches!(c, ';' | '\n' | '}')) {
-                    i += 1;
-                }
-            }
-        }
-    }
-    false
+/// The scripts of a sed command line as GNU sed runs them: `-e` pieces joined by line
+/// breaks, a computed word's text without its `"\0"` mark.
+fn joined_script(scripts: &[&str]) -> String {
+    scripts
+        .iter()
+        .map(|s| s.strip_prefix('\0').unwrap_or(s))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A path in the arguments: the index of the argument and the byte offset of the path in it
@@ -383,12 +291,10 @@ pub(crate) fn script_files(args: &[&str]) -> Option<ScriptFiles> {
     let call = SedCall::parse(args)?;
     let scripts = call.scripts();
     let computed = scripts.iter().any(|s| s.starts_with('\0'));
-    let script = scripts
-        .iter()
-        .map(|s| s.strip_prefix('\0').unwrap_or(s))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let (mut files, read) = read_script_files(&script);
+    let script = joined_script(&scripts);
+    let ScriptReading {
+        mut files, read, ..
+    } = read_script(&script);
     if computed {
         for f in &mut files {
             f.computed = f.name.contains(['$', '`']);
@@ -420,13 +326,27 @@ fn shown(text: &str) -> String {
     out
 }
 
-/// The files `script` names, as GNU sed 4.9 reads it and as older versions do (which end a
-/// regex at the delimiter inside a bracket expression: `s/[/]/x/`), the union of both, and
-/// whether one of the readings took the whole script without an error. A reading that
-/// stops at an error keeps the files named before it: GNU sed has made them by then.
-fn read_script_files(script: &str) -> (Vec<ScriptFile>, bool) {
-    let mut files: Vec<ScriptFile> = Vec::new();
-    let mut read = false;
+/// What [`read_script`] found in a script.
+struct ScriptReading {
+    /// The files it names, once each.
+    files: Vec<ScriptFile>,
+    /// Whether one of the readings took the whole script without an error.
+    read: bool,
+    /// Whether it has an `e` command or an `s` command with the `e` flag (in the part a
+    /// reading took).
+    executes: bool,
+}
+
+/// `script` read as GNU sed 4.9 reads it and as older versions do (which end a regex at the
+/// delimiter inside a bracket expression: `s/[/]/x/`): the union of what both found. A
+/// reading that stops at an error keeps the files named before it: GNU sed has made them by
+/// then.
+fn read_script(script: &str) -> ScriptReading {
+    let mut found = ScriptReading {
+        files: Vec::new(),
+        read: false,
+        executes: false,
+    };
     let readings: &[bool] = if script.contains('[') {
         &[true, false]
     } else {
@@ -434,14 +354,15 @@ fn read_script_files(script: &str) -> (Vec<ScriptFile>, bool) {
     };
     for &brackets in readings {
         let mut reader = Reader::new(script, brackets);
-        read |= reader.program().is_some();
+        found.read |= reader.program().is_some();
+        found.executes |= reader.executes;
         for f in reader.files {
-            if !files.contains(&f) {
-                files.push(f);
+            if !found.files.contains(&f) {
+                found.files.push(f);
             }
         }
     }
-    (files, read)
+    found
 }
 
 /// GNU sed's reading of a script (its `compile_program`), for the files it names: commands
@@ -461,6 +382,8 @@ struct Reader<'a> {
     /// the delimiter inside is a member); without it, the regex ends at the delimiter.
     brackets: bool,
     files: Vec<ScriptFile>,
+    /// Whether an `e` command or an `s///e` flag was read.
+    executes: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -471,6 +394,7 @@ impl<'a> Reader<'a> {
             i: 0,
             brackets,
             files: Vec::new(),
+            executes: false,
         }
     }
 
@@ -546,7 +470,10 @@ impl<'a> Reader<'a> {
                 '{' => {}
                 '}' if !addressed => self.end_of_command()?,
                 'a' | 'i' | 'c' => self.text(false)?,
-                'e' => self.text(true)?,
+                'e' => {
+                    self.executes = true;
+                    self.text(true)?;
+                }
                 ':' if !addressed => {
                     if self.label()? == 0 {
                         return None;
@@ -803,7 +730,11 @@ impl<'a> Reader<'a> {
                     self.i += 1;
                     return Some(());
                 }
-                Some(' ' | '\t' | 'g' | 'p' | 'e' | 'i' | 'I' | 'm' | 'M') => self.i += 1,
+                Some('e') => {
+                    self.executes = true;
+                    self.i += 1;
+                }
+                Some(' ' | '\t' | 'g' | 'p' | 'i' | 'I' | 'm' | 'M') => self.i += 1,
                 Some(c) if c.is_ascii_digit() => self.i += 1,
                 Some('w') => {
                     self.i += 1;
@@ -1042,8 +973,18 @@ mod tests {
             "b end;e id",
             "\\%x%Me date",
             "s/e/f/;e",
+            // A `[` in a replacement opens nothing: the `e` after it runs (GNU sed 4.9:
+            // `echo x | sed 's/x/[/;e echo RAN'` prints RAN).
+            "s/x/[/;e rm x",
+            "y/x/[/;e rm x",
+            "s/x/[/e",
+            // Across `-e` pieces, joined by a line break.
+            "s/a/b/\ne rm x",
+            // Not taken apart (GNU sed refuses it, or versions read it differently): asked.
+            "s/a/b",
+            "b#x\ne id",
         ] {
-            assert!(script_executes(script), "{script}");
+            assert!(may_execute(&["-e", script, "f"]), "{script}");
         }
         for script in [
             "s/hello/there/",
@@ -1055,7 +996,7 @@ mod tests {
             "s/x/y/w out.e",
             "\\%e%d",
         ] {
-            assert!(!script_executes(script), "{script}");
+            assert!(!may_execute(&["-e", script, "f"]), "{script}");
         }
         assert!(may_execute(&["-n", "1e rm v10", "t.txt"]));
         assert!(may_execute(&["-f", "script.sed", "t.txt"]));

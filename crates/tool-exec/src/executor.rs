@@ -96,27 +96,102 @@ impl Default for ExecutorConfig {
     }
 }
 
+/// The variables that set the concurrency cap, the first that gives one winning.
+const CONCURRENCY_VARIABLES: [&str; 2] = [
+    "TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY",
+    "CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY",
+];
+
 impl ExecutorConfig {
     /// The defaults, with the cap from `TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY` or else
-    /// `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY` (a positive base-10 integer; anything else
-    /// means the default).
+    /// `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY` (see [`from_lookup`](Self::from_lookup)). What
+    /// is wrong with their values is traced as a warning (target `tool_exec::executor`),
+    /// each sentence once per process however often the configuration is read (for each
+    /// run, each agent loop and sub-agent); a host that shows it to its user takes it from
+    /// [`from_lookup`](Self::from_lookup).
     pub fn from_env() -> Self {
-        let cap = [
-            "TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY",
-            "CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY",
-        ]
-        .iter()
-        .find_map(|var| {
-            std::env::var(var)
-                .ok()
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .filter(|n| *n > 0)
-        })
-        .unwrap_or(DEFAULT_MAX_CONCURRENCY);
-        Self {
-            max_concurrency: cap,
-            ..Self::default()
+        static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+        let (config, warnings) = Self::from_lookup(&|name| std::env::var(name).ok());
+        if !warnings.is_empty() {
+            let mut said = SAID
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            for warning in warnings {
+                if !said.contains(&warning) {
+                    tracing::warn!("{warning}");
+                    said.push(warning);
+                }
+            }
         }
+        config
+    }
+
+    /// The defaults, with the cap from the variables `env` gives:
+    /// `TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY`, or else `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`,
+    /// a positive base-10 whole number (white space around it allowed). An empty value
+    /// counts as unset. Any other value (`0`, `abc`, `-3`, `1.5`, `10s`) is not used: the
+    /// next variable's value is, else the default ([`DEFAULT_MAX_CONCURRENCY`], Claude
+    /// Code's fallback too), and a sentence naming the variable, its value and what is used
+    /// instead is returned beside the configuration (`TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY="0"
+    /// is not a positive whole number of calls; the default, 10, is used`). A whole number
+    /// too large to hold is the largest, with a sentence saying so.
+    ///
+    /// **Decision:** Claude Code reads the variable with `parseInt`, which takes `1.5` as 1,
+    /// `10s` as 10 and `-3` as -3; such values are refused here and said to be, as the MCP
+    /// limits' are.
+    pub fn from_lookup(env: &dyn Fn(&str) -> Option<String>) -> (Self, Vec<String>) {
+        // The values refused before the one used, told what is used instead; then a value
+        // too large to hold, said to be taken as the largest.
+        let mut refused = Vec::new();
+        let mut too_large = None;
+        let mut chosen = None;
+        for name in CONCURRENCY_VARIABLES {
+            let Some(raw) = env(name) else { continue };
+            let value = raw.trim();
+            if value.is_empty() {
+                continue;
+            }
+            match value.parse::<usize>() {
+                Ok(n) if n > 0 => {
+                    chosen = Some((n, format!("{name}={raw:?} is used")));
+                    break;
+                }
+                // A whole number too large to hold asks for no cap in practice: the largest
+                // is used, and said to be (it is no mistake of form).
+                Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+                    too_large = Some(format!(
+                        "{name}={raw:?} is too large: the largest is {} calls, which is used",
+                        usize::MAX
+                    ));
+                    chosen = Some((
+                        usize::MAX,
+                        format!("{name}={raw:?}, taken as the largest, is used"),
+                    ));
+                    break;
+                }
+                _ => refused.push(format!(
+                    "{name}={raw:?} is not a positive whole number of calls"
+                )),
+            }
+        }
+        let (max_concurrency, instead) = chosen.unwrap_or_else(|| {
+            (
+                DEFAULT_MAX_CONCURRENCY,
+                format!("the default, {DEFAULT_MAX_CONCURRENCY}, is used"),
+            )
+        });
+        let mut warnings: Vec<String> = refused
+            .into_iter()
+            .map(|problem| format!("{problem}; {instead}"))
+            .collect();
+        warnings.extend(too_large);
+        (
+            Self {
+                max_concurrency,
+                ..Self::default()
+            },
+            warnings,
+        )
     }
 }
 

@@ -156,7 +156,10 @@ pub struct CallOutcome {
     pub decision_reason: Option<DecisionReason>,
     /// Where a large result was saved.
     pub persisted: Option<PathBuf>,
-    /// A hook asked to stop the turn after this call (`continue: false`), with its reason.
+    /// A hook asked to stop the turn after this call (`continue: false`), with its reason:
+    /// the first that did, a PreToolUse hook's before a PostToolUse (or PostToolUseFailure)
+    /// one's. Each event's hook that stopped has its own `hook_stopped_continuation` note in
+    /// [`messages_after`](Self::messages_after), as in Claude Code.
     pub stop_turn: Option<Option<String>>,
     /// The user rejected the call without feedback: the turn must stop.
     pub interrupt_turn: bool,
@@ -186,17 +189,23 @@ pub fn stopped_continuation_text(hook: &str, reason: Option<&str>) -> String {
     }
 }
 
-/// After an accepted call (run or not) whose PreToolUse or PostToolUse hook (`event`) said
-/// `continue: false`: the `hook_stopped_continuation` note for the model.
+/// The `hook_stopped_continuation` note for the model of a `tool` call's `event` hook
+/// (`PreToolUse`, `PostToolUse`, `PostToolUseFailure`) that said `continue: false` with
+/// `reason`, in a system reminder, as Claude Code sends its hooks' notes.
+fn stopped_note(event: &str, tool: &str, reason: Option<&str>) -> Message {
+    let text = stopped_continuation_text(&format!("{event}:{tool}"), reason);
+    Message::Attachment(Attachment::new(
+        "hook_stopped_continuation",
+        format!("<system-reminder>\n{text}\n</system-reminder>"),
+    ))
+}
+
+/// After an accepted call (run or not) whose PreToolUse hook said `continue: false`: its
+/// `hook_stopped_continuation` note for the model, last (Claude Code's place for it).
 fn note_stopped(out: &mut CallOutcome, event: &str) {
     if let Some(reason) = &out.stop_turn {
-        let text =
-            stopped_continuation_text(&format!("{event}:{}", out.tool_name), reason.as_deref());
-        // In a system reminder, as Claude Code sends its hooks' notes.
-        out.messages_after.push(Message::Attachment(Attachment::new(
-            "hook_stopped_continuation",
-            format!("<system-reminder>\n{text}\n</system-reminder>"),
-        )));
+        let note = stopped_note(event, &out.tool_name, reason.as_deref());
+        out.messages_after.push(note);
     }
 }
 
@@ -692,8 +701,6 @@ impl Pipeline {
             input: observed_call.as_ref().unwrap_or(&input),
             duration: Some(call_duration),
         };
-        // Which hook a `continue: false` came from, for its note.
-        let mut stopped_by = "PreToolUse";
         let mut out = match called {
             Ok(result) => {
                 let threshold = match tool.max_result_size() {
@@ -767,11 +774,15 @@ impl Pipeline {
                 out.result_size_bytes = Some(result_size_bytes);
                 out.context_modifier = result.context_modifier;
                 out.messages_after = post.messages;
-                out.messages_after.extend(result.new_messages);
-                if post.stop.is_some() {
-                    stopped_by = "PostToolUse";
+                // A PostToolUse hook's stop: its note among that event's messages, before the
+                // tool's own (Claude Code's order); the PreToolUse hook's, if any, comes last
+                // and stays the turn's stop request, being the first.
+                if let Some(reason) = &post.stop {
+                    let note = stopped_note("PostToolUse", &out.tool_name, reason.as_deref());
+                    out.messages_after.push(note);
                 }
-                out.stop_turn = post.stop.or(stop);
+                out.messages_after.extend(result.new_messages);
+                out.stop_turn = stop.clone().or(post.stop);
                 out
             }
             Err(failure) => {
@@ -808,10 +819,14 @@ impl Pipeline {
                     CallOutcome::new(tool_use, ToolResultBlock::error(&tool_use.id, text), ending);
                 out.result_size_bytes = Some(out.result.content.text_bytes());
                 out.messages_after = post.messages;
-                if post.stop.is_some() {
-                    stopped_by = "PostToolUseFailure";
+                // As on success: this event's note here, the PreToolUse hook's last, which
+                // stays the turn's stop request.
+                if let Some(reason) = &post.stop {
+                    let note =
+                        stopped_note("PostToolUseFailure", &out.tool_name, reason.as_deref());
+                    out.messages_after.push(note);
                 }
-                out.stop_turn = post.stop.or(stop);
+                out.stop_turn = stop.clone().or(post.stop);
                 out.context_modifier = context_modifier;
                 if let ToolError::Harness(reason) = &error {
                     out.harness_error = Some(reason.clone());
@@ -823,7 +838,10 @@ impl Pipeline {
         let mut before = messages_before;
         before.append(&mut out.messages_before);
         out.messages_before = before;
-        note_stopped(&mut out, stopped_by);
+        if let Some(reason) = &stop {
+            let note = stopped_note("PreToolUse", &out.tool_name, reason.as_deref());
+            out.messages_after.push(note);
+        }
         out.decision = Some(("accept", source));
         out.decision_reason = decision_reason;
         out.input_rewritten = (input != model_input).then_some(input);

@@ -703,13 +703,7 @@ impl ConfigLoader {
             {
                 let key = self.project_dir.to_string_lossy().into_owned();
                 if let Some(project) = doc.get("projects").and_then(|p| p.get(&key)) {
-                    found.extend(self.parse_document_pending(
-                        project,
-                        ConfigScope::Local,
-                        Some(claude_json),
-                        &mut diags,
-                        true,
-                    ));
+                    found.extend(self.parse_project_entry(&key, project, claude_json, &mut diags));
                 }
                 found.extend(self.parse_document_pending(
                     &doc,
@@ -782,6 +776,55 @@ impl ConfigLoader {
         }
         diags.extend(prefix_clashes(&servers));
         (servers, diags)
+    }
+
+    /// The local scope: the servers of `.claude.json`'s `projects[key]`, the entry of this
+    /// folder. Its problems name that entry (`projects["/dir"]`), not the file as a whole,
+    /// and one that leaves the entry unreadable (not an object, an `mcpServers` that is not
+    /// one) says what is skipped: this folder's servers, while the user's servers of the
+    /// same file are still read.
+    fn parse_project_entry(
+        &self,
+        key: &str,
+        entry: &Value,
+        claude_json: &Path,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Vec<Pending> {
+        const SKIPPED: &str = "this folder's MCP servers (local scope) are not read from it; \
+                               the user's servers in this file still are";
+        let quoted = serde_json::to_string(key).unwrap_or_else(|_| format!("\"{key}\""));
+        let at = format!("projects[{}]", tool_core::escape_hidden(&quoted));
+        let unreadable = if entry.is_object() {
+            entry
+                .get("mcpServers")
+                .filter(|servers| !servers.is_object())
+                .map(|servers| {
+                    format!(
+                        "{at}.mcpServers must be an object (found {}); {SKIPPED}",
+                        tool_core::shown_setting(servers)
+                    )
+                })
+        } else {
+            Some(format!(
+                "{at}: the entry for this folder must be an object (found {}); {SKIPPED}",
+                tool_core::shown_setting(entry)
+            ))
+        };
+        if let Some(message) = unreadable {
+            diags.push(Diagnostic::error(None, Some(claude_json), message));
+            return Vec::new();
+        }
+        let first = diags.len();
+        let found =
+            self.parse_document_pending(entry, ConfigScope::Local, Some(claude_json), diags, true);
+        // The entry's own warnings (a misspelt `mcpServers`, servers without it) name it; a
+        // server's problems name the server.
+        for diag in &mut diags[first..] {
+            if diag.server.is_none() {
+                diag.message = format!("{at}: {}", diag.message);
+            }
+        }
+        found
     }
 
     /// Parses the `mcpServers` map of one document (a `.mcp.json`, a `--mcp-config` file,

@@ -1,6 +1,31 @@
 //! Jupyter notebooks: an order-preserving JSON value (so an edit changes only the cells it
 //! touches: numbers keep their text, keys their order), and the cell-by-cell rendering Read
 //! shows the model.
+//!
+//! The rendering follows Claude Code's `processCell`: each cell is `{cellType, source,
+//! cell_id}` (`cell_id` its `id`, or `cell-N`), and a code cell also has `language`,
+//! `execution_count` (when it is a number) and, when it has any, `outputs`, each
+//! `{output_type, text, image?}` with `image` as `{image_data, media_type}`. A cell of
+//! another type shows no outputs, even when its JSON carries some. This is also Read's
+//! structured output (a hook's `tool_response`), from which a hook's replacement is
+//! rendered again ([`render_cells`]).
+//!
+//! A code cell whose outputs' text is more than 10,000 characters *in sum* shows one stream
+//! output instead of them all, `Outputs are too large to include. Use Bash with: cat PATH |
+//! jq '.cells[N].outputs'` (Claude Code's `isLargeOutputs`): a cell of many medium outputs
+//! cannot carry the notebook past Read's token limit.
+//!
+//! **Decision**: images do not count in that sum. Claude Code adds each image's base64
+//! length to it, so a cell with one ordinary plot (tens of kilobytes of base64) shows only
+//! the pointer; Read here shows a notebook's images as image blocks on purpose, bounded on
+//! their own (at most [`MAX_NOTEBOOK_IMAGES`] per read and [`MAX_NOTEBOOK_IMAGES_BASE64`]
+//! of base64 together, each fitted as an image file is), and the sum exists to bound the
+//! text a cell adds against the token limit, which images do not count against. A cell
+//! whose text is too large still loses its whole outputs list to the pointer, its images
+//! too, as in Claude Code. An output's `image_data` is the image as the model was shown it
+//! (scaled down or re-encoded when it had to be; its `media_type` read from the bytes),
+//! not necessarily the notebook's own bytes; an image that cannot be shown has no `image`,
+//! and the reason is a line of the output's `text` (`[Image output omitted: ...]`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -595,7 +620,8 @@ pub(crate) fn language(nb: &Json) -> String {
         .to_owned()
 }
 
-/// Outputs longer than this are replaced by a pointer to read them with jq.
+/// A code cell whose outputs' text is longer than this in sum (Claude Code's
+/// `isLargeOutputs`) shows one pointer to read them with jq instead of them.
 const MAX_OUTPUT_CHARS: usize = 10_000;
 
 /// Most images one notebook read shows.
@@ -646,8 +672,9 @@ fn image_to_show(data: &str, n: usize, room: usize) -> Result<(&'static str, Str
     Ok((fitted.media_type, base64))
 }
 
-/// Renders a notebook for the model: one text block per cell (`<cell id="...">...`), then
-/// its outputs as text and image blocks. Also returns a structured summary of the cells.
+/// Renders a notebook for the model: one text block per cell (`<cell id="...">...`), then,
+/// for a code cell, its outputs as text and image blocks. Also returns the cells in Claude
+/// Code's shape (see the [module docs](self)), for the structured output.
 pub(crate) fn render(nb: &Json, path_display: &str) -> (Vec<ContentBlock>, Vec<serde_json::Value>) {
     // The path as one shell word in the command the model is invited to run: in double
     // quotes as Claude Code writes it, unless it holds what a shell expands or ends there
@@ -664,7 +691,6 @@ pub(crate) fn render(nb: &Json, path_display: &str) -> (Vec<ContentBlock>, Vec<s
         format!("\"{path_display}\"")
     };
     let language = language(nb);
-    let mut blocks = Vec::new();
     let mut cells_out = Vec::new();
     let mut images = 0;
     let mut images_base64 = 0;
@@ -673,69 +699,100 @@ pub(crate) fn render(nb: &Json, path_display: &str) -> (Vec<ContentBlock>, Vec<s
         _ => &[],
     };
     for (index, cell) in cells.iter().enumerate() {
-        let id = cell_id(cell, index);
         let cell_type = cell
             .get("cell_type")
             .and_then(Json::as_str)
             .unwrap_or("code");
-        let source = cell
-            .get("source")
-            .map(Json::multiline_text)
-            .unwrap_or_default();
-        let mut meta = String::new();
-        if cell_type != "code" {
-            meta.push_str(&format!("<cell_type>{cell_type}</cell_type>"));
-        }
-        if cell_type == "code" && language != "python" {
-            meta.push_str(&format!("<language>{language}</language>"));
-        }
-        blocks.push(ContentBlock::text(format!(
-            "<cell id=\"{id}\">{meta}{source}</cell id=\"{id}\">"
-        )));
-        let mut outputs_json = Vec::new();
-        if let Some(Json::Arr(outputs)) = cell.get("outputs") {
-            for output in outputs {
-                let (text, image) = render_output(output);
-                let text = if text.chars().count() > MAX_OUTPUT_CHARS {
-                    format!(
-                        "Outputs are too large to include. Use Bash with: cat {path_word} | jq '.cells[{index}].outputs'"
-                    )
+        let mut summary = serde_json::Map::new();
+        summary.insert("cellType".into(), cell_type.into());
+        summary.insert(
+            "source".into(),
+            cell.get("source")
+                .map(Json::multiline_text)
+                .unwrap_or_default()
+                .into(),
+        );
+        summary.insert("cell_id".into(), cell_id(cell, index).into());
+        // Outputs, language and execution count belong to code cells only (a markdown cell
+        // that carries `outputs` shows none, as in Claude Code).
+        if cell_type == "code" {
+            summary.insert("language".into(), language.as_str().into());
+            if let Some(n) = cell.get("execution_count").and_then(Json::as_u64) {
+                summary.insert("execution_count".into(), n.into());
+            }
+            let outputs = match cell.get("outputs") {
+                Some(Json::Arr(outputs)) => outputs.as_slice(),
+                _ => &[],
+            };
+            if !outputs.is_empty() {
+                let rendered: Vec<_> = outputs.iter().map(render_output).collect();
+                let text_chars: usize = rendered
+                    .iter()
+                    .map(|(_, text, _)| text.chars().count())
+                    .sum();
+                let shown: Vec<serde_json::Value> = if text_chars > MAX_OUTPUT_CHARS {
+                    vec![serde_json::json!({
+                        "output_type": "stream",
+                        "text": format!(
+                            "Outputs are too large to include. Use Bash with: cat {path_word} | jq '.cells[{index}].outputs'"
+                        ),
+                    })]
                 } else {
-                    text
+                    rendered
+                        .into_iter()
+                        .map(|(output_type, mut text, image)| {
+                            let mut out = serde_json::Map::new();
+                            if let Some(t) = output_type {
+                                out.insert("output_type".into(), t.into());
+                            }
+                            let mut shown_image = None;
+                            if let Some(data) = image {
+                                images += 1;
+                                let room = MAX_NOTEBOOK_IMAGES_BASE64 - images_base64;
+                                match image_to_show(&data, images, room) {
+                                    Ok((media_type, base64)) => {
+                                        images_base64 += base64.len();
+                                        shown_image = Some(serde_json::json!({
+                                            "image_data": base64,
+                                            "media_type": media_type,
+                                        }));
+                                    }
+                                    Err(why) => push_line(
+                                        &mut text,
+                                        &format!(
+                                            "[Image output omitted: {why}. Use Bash with: cat {path_word} | jq '.cells[{index}].outputs']"
+                                        ),
+                                    ),
+                                }
+                            }
+                            out.insert("text".into(), text.into());
+                            if let Some(image) = shown_image {
+                                out.insert("image".into(), image);
+                            }
+                            serde_json::Value::Object(out)
+                        })
+                        .collect()
                 };
-                if !text.is_empty() {
-                    blocks.push(ContentBlock::text(text.clone()));
-                }
-                if let Some(data) = &image {
-                    images += 1;
-                    let room = MAX_NOTEBOOK_IMAGES_BASE64 - images_base64;
-                    match image_to_show(data, images, room) {
-                        Ok((media_type, base64)) => {
-                            images_base64 += base64.len();
-                            blocks.push(ContentBlock::image(media_type, base64));
-                        }
-                        Err(why) => blocks.push(ContentBlock::text(format!(
-                            "[Image output omitted: {why}. Use Bash with: cat {path_word} | jq '.cells[{index}].outputs']"
-                        ))),
-                    }
-                }
-                outputs_json.push(serde_json::json!({"text": text, "has_image": image.is_some()}));
+                summary.insert("outputs".into(), shown.into());
             }
         }
-        cells_out.push(serde_json::json!({
-            "cell_id": id,
-            "cellType": cell_type,
-            "language": language,
-            "source": source,
-            "execution_count": cell.get("execution_count").and_then(Json::as_u64),
-            "outputs": outputs_json,
-        }));
+        cells_out.push(serde_json::Value::Object(summary));
     }
-    (blocks, cells_out)
+    (render_cells(&cells_out), cells_out)
 }
 
-/// The blocks [`render`] makes, rebuilt from its cell summaries (for a hook's replacement
-/// output). Images are not in the summaries, so none are shown.
+/// `line` after `text`, on a line of its own when `text` has any.
+fn push_line(text: &mut String, line: &str) {
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(line);
+}
+
+/// The blocks the model is shown for cells in the shape [`render`] gives them: what a Read
+/// shows, and what a hook's replacement output shows. An image is shown only as the API
+/// takes it (`tool_core::check_image`); one it would refuse (a hook's replacement may carry
+/// anything) becomes a note, since it would fail every later request of the conversation.
 pub(crate) fn render_cells(cells: &[serde_json::Value]) -> Vec<ContentBlock> {
     let mut blocks = Vec::new();
     for cell in cells {
@@ -756,14 +813,43 @@ pub(crate) fn render_cells(cells: &[serde_json::Value]) -> Vec<ContentBlock> {
             if let Some(t) = output["text"].as_str().filter(|t| !t.is_empty()) {
                 blocks.push(ContentBlock::text(t));
             }
+            if output.get("image").is_some_and(|i| !i.is_null()) {
+                blocks.push(match checked_image(&output["image"]) {
+                    Ok((media_type, data)) => ContentBlock::image(media_type, data.to_owned()),
+                    Err(why) => ContentBlock::text(format!("[Image output omitted: {why}]")),
+                });
+            }
         }
     }
     blocks
 }
 
-/// An output's text and the base64 of its image (PNG or JPEG), if it has one.
-fn render_output(output: &Json) -> (String, Option<String>) {
-    match output.get("output_type").and_then(Json::as_str) {
+/// An output's `image` (`{image_data, media_type}`) as the API takes it: its media type
+/// read from the bytes, and its base64; or why it cannot be shown.
+fn checked_image(image: &serde_json::Value) -> Result<(&'static str, &str), String> {
+    use base64::Engine as _;
+    let data = image["image_data"]
+        .as_str()
+        .ok_or("its `image_data` is not a string")?;
+    // Before decoding: longer than the base64 of the largest image the API takes.
+    if data.len() > tool_core::MAX_IMAGE_BYTES.div_ceil(3) * 4 {
+        return Err(tool_core::ImageRejection::TooLarge {
+            size: data.len() / 4 * 3,
+        }
+        .to_string());
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.as_bytes())
+        .map_err(|_| "its data is not valid base64".to_owned())?;
+    let media_type = tool_core::check_image(&bytes).map_err(|e| e.to_string())?;
+    Ok((media_type, data))
+}
+
+/// An output's type, its text and the base64 of its image (PNG or JPEG), if it has one
+/// (Claude Code's `processOutput`).
+fn render_output(output: &Json) -> (Option<String>, String, Option<String>) {
+    let output_type = output.get("output_type").and_then(Json::as_str);
+    let (text, image) = match output_type {
         Some("stream") => (
             output
                 .get("text")
@@ -803,7 +889,8 @@ fn render_output(output: &Json) -> (String, Option<String>) {
             (format!("{ename}: {evalue}\n{traceback}"), None)
         }
         _ => (String::new(), None),
-    }
+    };
+    (output_type.map(str::to_owned), text, image)
 }
 
 #[cfg(test)]

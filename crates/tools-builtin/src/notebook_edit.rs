@@ -42,7 +42,7 @@ pub enum EditMode {
     /// Replace the cell's source (the default).
     #[default]
     Replace,
-    /// Insert a new cell after `cell_id` (at the start without one).
+    /// Insert a new cell after `cell_id` (at the start without one, or with an empty one).
     Insert,
     /// Delete the cell.
     Delete,
@@ -241,7 +241,10 @@ fn apply(text: &str, input: &NotebookEditInput) -> Result<Applied, Refusal> {
         return Err(refusal("Notebook has no cells array.", 6));
     };
     let mode = input.edit_mode.unwrap_or_default();
-    let index = match input.cell_id.as_deref() {
+    // An empty id is no id, as Claude Code's `if (!cell_id)` reads it: an insert goes at
+    // the beginning, anything else must name its cell.
+    let cell_id = input.cell_id.as_deref().filter(|id| !id.is_empty());
+    let index = match cell_id {
         Some(id) => match find_cell(cells, id) {
             Some(i) => Some(i),
             // `cell-N` past the last cell: said by its index, as Claude Code says it.
@@ -266,7 +269,7 @@ fn apply(text: &str, input: &NotebookEditInput) -> Result<Applied, Refusal> {
     let as_list = cells
         .iter()
         .any(|c| matches!(c.get("source"), Some(Json::Arr(_))));
-    let mut result_id = input.cell_id.clone();
+    let mut result_id = cell_id.map(str::to_owned);
     let cell_type;
     let change;
     match mode {
@@ -316,7 +319,7 @@ fn apply(text: &str, input: &NotebookEditInput) -> Result<Applied, Refusal> {
                 return Err(refusal(
                     format!(
                         "Cell \"{}\" is not a cell (a JSON object) but {}: the notebook is malformed there; delete the cell or fix the file.",
-                        input.cell_id.as_deref().unwrap_or_default(),
+                        cell_id.unwrap_or_default(),
                         cell.kind()
                     ),
                     6,

@@ -1220,12 +1220,20 @@ fn read_notebook(
         } else {
             format!("maximum allowed tokens ({max_tokens})")
         };
+        // The jq commands do not count as a read for NotebookEdit; `allow_large` does,
+        // when the notebook fits in what one Read returns.
+        let whole = if allow_large || text_bytes > MAX_RANGE_BYTES {
+            ""
+        } else {
+            "\nTo read the whole notebook (NotebookEdit needs a Read of it; reading it with \
+             Bash does not count), call Read again with allow_large: true."
+        };
         return Err(ToolError::msg(format!(
             "Notebook content ({tokens} tokens) exceeds {limit}. Use Bash with jq to read \
              specific portions:\n  cat \"{p}\" | jq '.cells[:20]' # First 20 cells\n  \
              cat \"{p}\" | jq '.cells[100:120]' # Cells 100-120\n  cat \"{p}\" | jq '.cells | \
              length' # Count total cells\n  cat \"{p}\" | jq '.cells[] | \
-             select(.cell_type==\"code\") | .source' # All code sources",
+             select(.cell_type==\"code\") | .source' # All code sources{whole}",
             p = path.display()
         )));
     }

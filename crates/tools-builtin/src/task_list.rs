@@ -678,10 +678,17 @@ impl TaskListStore {
         self.root.join(sanitize_list_id(list_id))
     }
 
-    /// Creates the list's directory if needed and takes its lock (blocking until free).
+    /// Creates the list's directory if needed and takes its lock (blocking until free). A
+    /// directory it creates (the list's, and `tasks` and above when missing) is the owner's
+    /// alone (0700, whatever the umask): tasks' subjects and descriptions are the model's
+    /// words and may hold anything. An existing directory keeps its mode.
     fn lock(&self, list_id: &str) -> Result<LockedList, TaskStoreError> {
         let dir = self.list_dir(list_id);
-        fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        let mut builder = fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&dir).map_err(io_err(&dir))?;
         let lock_path = dir.join(LOCK_FILE);
         let lock = crate::fsutil::lock_exclusive(&lock_path).map_err(io_err(&lock_path))?;
         Ok(LockedList { dir, _lock: lock })

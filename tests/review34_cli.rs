@@ -62,3 +62,62 @@ fn an_invalid_concurrency_cap_is_said_on_stderr() {
     );
     assert!(!stderr.contains("MAX_TOOL_USE_CONCURRENCY"), "{stderr}");
 }
+
+/// `toolwright agent -p hi` in `project` with `env`: its stderr and stdout together.
+fn agent_output(project: &Path, env: &[(&str, &std::ffi::OsStr)]) -> String {
+    let mut command = toolwright_command(&["agent", "-p", "hi"], project);
+    command
+        .env("HOME", project.join(".home"))
+        .env("CLAUDE_CONFIG_DIR", project.join(".home/.claude"))
+        .env("CLAUDE_CODE_MAX_RETRIES", "0")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
+        .env_remove("ANTHROPIC_BASE_URL");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let out = output_with_stdin(command, None);
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    )
+}
+
+/// Credentials in `ANTHROPIC_BASE_URL` (a gateway's key in the query, a user and password)
+/// were printed in the errors that name it; a key that is not UTF-8 was said to be unset.
+#[test]
+fn the_agent_never_prints_the_credentials_of_its_base_url() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(dir.path()).unwrap();
+    let key = OsStr::new("x");
+    for url in [
+        "https://gwuser:gwpass-SECRET@gateway.example:99999/",
+        "http://127.0.0.1:1/anthropic?api-key=gwkey-SECRET-123",
+        "ftp://gwuser:gwpass-SECRET@gateway.example/",
+    ] {
+        let out = agent_output(
+            &project,
+            &[
+                ("ANTHROPIC_API_KEY", key),
+                ("ANTHROPIC_BASE_URL", OsStr::new(url)),
+            ],
+        );
+        assert!(!out.contains("SECRET"), "{url}: {out}");
+        assert!(
+            out.contains("redacted"),
+            "{url}: the URL is still named: {out}"
+        );
+    }
+    for name in ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"] {
+        let bad = OsStr::from_bytes(b"sk-ant-\xe9SECRET");
+        let out = agent_output(&project, &[(name, bad)]);
+        assert!(
+            out.contains(&format!("{name} is set but is not valid UTF-8")),
+            "{name}: {out}"
+        );
+        assert!(!out.contains("SECRET"), "{out}");
+    }
+}

@@ -212,8 +212,8 @@ impl ClientConfig {
     /// (retries after the first attempt, default 3).
     pub fn from_env() -> Result<Self, AgentError> {
         let (api_key, auth_token) = credentials(
-            std::env::var("ANTHROPIC_API_KEY").ok(),
-            std::env::var("ANTHROPIC_AUTH_TOKEN").ok(),
+            credential_var("ANTHROPIC_API_KEY")?,
+            credential_var("ANTHROPIC_AUTH_TOKEN")?,
         )?;
         let retries = std::env::var("CLAUDE_CODE_MAX_RETRIES")
             .ok()
@@ -238,11 +238,13 @@ fn base_url(value: Option<String>) -> Result<String, AgentError> {
     match reqwest::Url::parse(&value) {
         Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => Ok(value),
         Ok(url) => Err(AgentError::Setup(format!(
-            "ANTHROPIC_BASE_URL ({value:?}) is not an http or https URL (scheme `{}`)",
+            "ANTHROPIC_BASE_URL ({:?}) is not an http or https URL (scheme `{}`)",
+            tool_core::redact_url(&value),
             url.scheme()
         ))),
         Err(e) => Err(AgentError::Setup(format!(
-            "ANTHROPIC_BASE_URL ({value:?}) is not a URL: {e}"
+            "ANTHROPIC_BASE_URL ({:?}) is not a URL: {e}",
+            tool_core::redact_url(&value)
         ))),
     }
 }
@@ -262,6 +264,18 @@ fn credential(name: &str, value: Option<String>) -> Result<Option<String>, Agent
         )));
     }
     Ok(Some(value.to_owned()))
+}
+
+/// The value of the credential variable `name`: `None` when it is not set; an error that
+/// says so when it is set but is not UTF-8 (no header can carry it; never "not set").
+fn credential_var(name: &str) -> Result<Option<String>, AgentError> {
+    match std::env::var(name) {
+        Ok(value) => Ok(Some(value)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(AgentError::Setup(format!(
+            "{name} is set but is not valid UTF-8; check how it was set"
+        ))),
+    }
 }
 
 /// The API key and the auth token of `ANTHROPIC_API_KEY`'s and `ANTHROPIC_AUTH_TOKEN`'s
@@ -320,7 +334,7 @@ impl SilenceLimit {
         if e.is_timeout() && !e.is_connect() {
             self.to_string()
         } else {
-            error_chain(e)
+            request_error(e)
         }
     }
 }
@@ -356,6 +370,17 @@ fn retry_delay(base: Duration, attempt: u32, asked: Option<Duration>) -> Duratio
     let random = (hasher.finish() % 1000) as f64 / 1000.0;
     let jittered = doubled.mul_f64(1.0 - 0.25 * random);
     asked.map_or(jittered, |w| w.max(jittered))
+}
+
+/// A request's error in words ([`error_chain`]), the URL it names with its user info and
+/// query redacted ([`tool_core::redact_url`]): a gateway's key in `ANTHROPIC_BASE_URL`'s
+/// query would otherwise be printed, and stderr is often logged.
+fn request_error(e: &reqwest::Error) -> String {
+    let text = error_chain(e);
+    match e.url() {
+        Some(url) => text.replace(url.as_str(), &tool_core::redact_url(url.as_str())),
+        None => text,
+    }
 }
 
 /// An error and its sources, joined with `: ` (reqwest's own text alone hides the cause).

@@ -242,6 +242,32 @@ pub fn json_type(value: &Value) -> &'static str {
     }
 }
 
+/// A URL as a message shows it: its user info (`user:password@`) replaced by `redacted@`,
+/// its query (where API keys and tokens sit) by `?redacted`, its fragment dropped; scheme,
+/// host, port and path kept. Read as text, not parsed: a URL too malformed to parse (a bad
+/// port, an unclosed `[`) is redacted too, which is when it is most likely to be shown.
+pub fn redact_url(url: &str) -> String {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (Some(scheme), rest),
+        None => (None, url),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let host = match authority.rsplit_once('@') {
+        Some((_, host)) => format!("redacted@{host}"),
+        None => authority.to_owned(),
+    };
+    let tail = tail.split_once('#').map_or(tail, |(before, _)| before);
+    let tail = match tail.split_once('?') {
+        Some((path, _)) => format!("{path}?redacted"),
+        None => tail.to_owned(),
+    };
+    match scheme {
+        Some(scheme) => format!("{scheme}://{host}{tail}"),
+        None => format!("{host}{tail}"),
+    }
+}
+
 /// A value as a configuration diagnostic shows it: `true`, `5`, `null` and short strings as
 /// they are, anything else by its type (`an array`, `an object`, `a string`), so that a
 /// message about a malformed setting never echoes a whole value (a header with a token, a
@@ -824,5 +850,30 @@ mod tests {
             )
             .is_err()
         );
+    }
+    #[test]
+    fn a_url_is_shown_without_its_credentials() {
+        for (url, shown) in [
+            ("https://api.example.com/v1", "https://api.example.com/v1"),
+            (
+                "https://u:p@gw.example:99999/",
+                "https://redacted@gw.example:99999/",
+            ),
+            (
+                "https://127.0.0.1:1/anthropic?api-key=SECRET/v1/messages",
+                "https://127.0.0.1:1/anthropic?redacted",
+            ),
+            ("http://h/p?token=SECRET#frag", "http://h/p?redacted"),
+            ("http://h/p#frag", "http://h/p"),
+            (
+                "https://u:p@[bad/v1?token=SECRET",
+                "https://redacted@[bad/v1?redacted",
+            ),
+            ("http://h?token=SECRET", "http://h?redacted"),
+            ("user:pass@host/x", "redacted@host/x"),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url}");
+            assert!(!redact_url(url).contains("SECRET") && !redact_url(url).contains(":p@"));
+        }
     }
 }

@@ -123,7 +123,7 @@ pub use file_state::{
     normalize_lexically, now_ms,
 };
 pub use hook_events::{HookEventOutcome, HookEvents};
-pub use input::{InputError, InputIssue, check_input, json_type, shown_setting};
+pub use input::{InputError, InputIssue, check_input, json_type, redact_url, shown_setting};
 pub use permission::{
     DecisionReason, PermissionMode, PermissionResult, PermissionUpdate, RuleBehavior, RuleSource,
     RuleValue, SourcedRule, ToolPermissionContext, UpdateDestination, rule_char_is_escaped,

@@ -1,6 +1,10 @@
 //! MCP over Streamable HTTP: rmcp's Streamable HTTP service (sessions as rmcp does them),
 //! hosted on hyper (HTTP/1.1), at one endpoint, [`MCP_PATH`].
 //!
+//! A client ending its session (`DELETE` with its `Mcp-Session-Id`) gets `200 OK`, as from the
+//! TypeScript and Python SDKs' servers; a session the server does not know (never made, or
+//! ended already) gets `404 Not Found`.
+//!
 //! A server that runs tools on this machine must not answer a web page: a page on any site
 //! can make the browser send requests to `127.0.0.1` (and, with DNS rebinding, under its own
 //! host name). So:
@@ -1369,6 +1373,7 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
                 }
             }
             let is_post = parts.method == http::Method::POST;
+            let is_delete = parts.method == http::Method::DELETE;
             let primed =
                 client_protocol(&parts.headers, message.as_ref()).as_str() >= FIRST_PRIMED_VERSION;
             let request = Request::from_parts(parts, body);
@@ -1379,6 +1384,16 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
                     "Not Found: Session not found\n".to_owned(),
                 ));
             }
+            // A session ended is `200 OK`, as the TypeScript and Python SDKs' servers answer
+            // (rmcp's `202 Accepted` makes the Python SDK's client warn "Session termination
+            // failed: 202" at every close; it takes 200 and 204).
+            let response = if is_delete && response.status() == StatusCode::ACCEPTED {
+                let (mut head, body) = response.into_parts();
+                head.status = StatusCode::OK;
+                Response::from_parts(head, body)
+            } else {
+                response
+            };
             let response = match read {
                 Some(read) if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE => {
                     rejected_body(response, &read).await
@@ -1772,8 +1787,8 @@ impl HttpServer {
         loop {
             let stream = tokio::select! {
                 () = self.shutdown.cancelled() => break,
-                accepted = self.listener.accept() => match accepted {
-                    Ok((stream, _)) => stream,
+                accepted = accept(&self.listener) => match accepted {
+                    Ok(stream) => stream,
                     Err(e) => {
                         // Out of file descriptors and the like: wait a little and go on.
                         tracing::warn!(target: "toolwright::serve", "accept failed: {e}");
@@ -1848,6 +1863,19 @@ impl HttpServer {
         let connections = u32::try_from(self.max_connections).unwrap_or(u32::MAX);
         let _ = tokio::time::timeout(Duration::from_secs(1), slots.acquire_many(connections)).await;
     }
+}
+
+/// Accepts the next connection on `listener`, with `TCP_NODELAY` set: hyper writes a
+/// response in pieces (its head, a body's chunks, the last chunk), and with Nagle's algorithm
+/// a piece after the first waits for the client's delayed ACK, about 40 ms on every response
+/// after the first of a kept-alive connection. A connection whose option cannot be set is
+/// served all the same.
+async fn accept(listener: &TcpListener) -> std::io::Result<tokio::net::TcpStream> {
+    let (stream, _) = listener.accept().await?;
+    if let Err(e) = stream.set_nodelay(true) {
+        tracing::debug!(target: "toolwright::serve", "could not set TCP_NODELAY: {e}");
+    }
+    Ok(stream)
 }
 
 #[cfg(test)]
@@ -2146,6 +2174,29 @@ mod tests {
         assert!(
             matches!(read, Ok(Ok(0) | Err(_))),
             "the idle connection is still open: {read:?}"
+        );
+    }
+
+    /// An accepted connection has `TCP_NODELAY` set: a response written in pieces (head,
+    /// body, end of chunks) goes out at once, not after the client's delayed ACK (~40 ms on
+    /// every response after the first of a kept-alive connection).
+    #[tokio::test]
+    async fn accepted_connections_do_not_wait_for_acks() {
+        let Ok(listener) = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await else {
+            panic!("bind")
+        };
+        let Ok(addr) = listener.local_addr() else {
+            panic!("local address")
+        };
+        let (client, accepted) =
+            tokio::join!(tokio::net::TcpStream::connect(addr), accept(&listener));
+        let (Ok(_client), Ok(accepted)) = (client, accepted) else {
+            panic!("connect or accept")
+        };
+        assert!(
+            matches!(accepted.nodelay(), Ok(true)),
+            "{:?}",
+            accepted.nodelay()
         );
     }
 

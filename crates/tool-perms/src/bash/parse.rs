@@ -1327,6 +1327,150 @@ const PREFIXED_COMPOUND: &str =
 /// analysed at most in one source; past that the analysis is truncated.
 const MAX_HIDDEN_SUBSTITUTIONS: usize = 32;
 
+/// [`Analysis::complex`]: an arithmetic command (`((n++))`, `if ((x > 1))`).
+const ARITHMETIC_COMMAND: &str = "unsupported shell syntax `((…))` (an arithmetic command)";
+
+/// [`Analysis::complex`]: a `for ((…))` whose arithmetic reads a variable that is not one of
+/// its own counters ([`Walker::c_style_for_head`]).
+const C_STYLE_FOR_ARITHMETIC: &str = "the arithmetic of a `for ((…))` that refers to a variable other than the loop's own counters, or to a substitution, evaluates it as an expression, which can run a command";
+
+/// The parts of the head of the compound command `node` that are no statements: a `for`'s
+/// (or `select`'s) variable and list, a `for ((…))`'s expressions, a `case`'s word and an
+/// item's patterns, a function's name ([`Walker::walk_part`]).
+fn head_parts(node: Node<'_>) -> Vec<Node<'_>> {
+    let fields: &[&str] = match node.kind() {
+        "for_statement" => &["variable", "value"],
+        "c_style_for_statement" => &["initializer", "condition", "update"],
+        "case_statement" | "case_item" => &["value"],
+        "function_definition" => &["name"],
+        _ => return Vec::new(),
+    };
+    let mut cursor = node.walk();
+    let mut parts = Vec::new();
+    for field in fields {
+        parts.extend(
+            node.children_by_field_name(field, &mut cursor)
+                .filter(|c| c.is_named()),
+        );
+    }
+    parts
+}
+
+/// The names the arithmetic `node` assigns: an assignment's (`i=0`, `i += 2`, `i <<= 1`) and
+/// an increment's or decrement's (`i++`, `--i`), each as the name it starts with (`a` for
+/// `a[1]++`).
+fn arithmetic_targets(node: Node<'_>, src: &[u8]) -> Vec<String> {
+    let text = |n: Node<'_>| n.utf8_text(src).unwrap_or_default();
+    let leading_name = |n: Node<'_>| -> Option<String> {
+        let t = text(n);
+        let end = t
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(t.len());
+        let name = &t[..end];
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            .then(|| name.to_owned())
+    };
+    let mut names = Vec::new();
+    let mut cursor = node.walk();
+    'tree: loop {
+        let n = cursor.node();
+        match n.kind() {
+            "variable_assignment" => {
+                names.extend(n.child_by_field_name("name").and_then(leading_name));
+            }
+            "binary_expression" => {
+                let assigns = n.child_by_field_name("operator").is_some_and(|op| {
+                    let op = op.kind();
+                    op.ends_with('=') && !matches!(op, "==" | "!=" | "<=" | ">=")
+                });
+                if assigns {
+                    names.extend(n.child_by_field_name("left").and_then(leading_name));
+                }
+            }
+            "postfix_expression" | "unary_expression" => {
+                let mut c = n.walk();
+                let steps = n.children(&mut c).any(|k| matches!(k.kind(), "++" | "--"));
+                if steps {
+                    let mut c = n.walk();
+                    names.extend(n.named_children(&mut c).find_map(leading_name));
+                }
+            }
+            _ => {}
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() || cursor.node() == node {
+                break 'tree;
+            }
+        }
+    }
+    names
+}
+
+/// Whether `text` names the variable `name` other than where it is expanded (`$i`, `${i}`,
+/// `${i:-x}`): a word `i` (`read i`, `i=x`, `a[i]`) may give it a value.
+fn names_unexpanded(text: &str, name: &str) -> bool {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_alphabetic() || b[i] == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            let expanded = text[..start].ends_with('$') || text[..start].ends_with("${");
+            if &text[start..i] == name && !expanded {
+                return true;
+            }
+        } else if b[i].is_ascii_digit() {
+            // A number's digits and letters (`0x1f`, `16#ff`) name nothing.
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    false
+}
+
+/// The arithmetic `expr` with each of `names` (as a whole name, not inside a number) put as
+/// `0`, for [`arithmetic_is_literal`].
+fn with_names_as_zero(expr: &str, names: &[String]) -> String {
+    let b = expr.as_bytes();
+    let mut out = String::with_capacity(expr.len());
+    let mut i = 0;
+    while i < b.len() {
+        let start = i;
+        if b[i].is_ascii_alphabetic() || b[i] == b'_' {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            let word = &expr[start..i];
+            let expanded = expr[..start].ends_with('$');
+            if !expanded && names.iter().any(|n| n == word) {
+                out.push('0');
+            } else {
+                out.push_str(word);
+            }
+        } else if b[i].is_ascii_digit() {
+            while i < b.len()
+                && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'#' | b'@' | b'_'))
+            {
+                i += 1;
+            }
+            out.push_str(&expr[start..i]);
+        } else {
+            let c = expr[start..].chars().next().unwrap_or_default();
+            out.push(c);
+            i += c.len_utf8().max(1);
+        }
+    }
+    out
+}
+
 /// The node kinds [`Walker::walk_node`] handles.
 const STATEMENTS: &[&str] = &[
     "program",
@@ -1377,18 +1521,37 @@ impl Walker<'_> {
     /// Walks the children of `node` in order; one run in the background (`cmd &`) runs in
     /// a subshell, so its `cd` does not move the shell.
     fn walk_children(&mut self, node: Node<'_>) {
+        let heads = head_parts(node);
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
         for child in children {
             if child.next_sibling().is_some_and(|n| n.kind() == "&") {
-                self.in_subshell(|w| w.walk(child));
+                self.in_subshell(|w| w.walk_part(node, child, &heads));
             } else {
-                self.walk(child);
+                self.walk_part(node, child, &heads);
             }
             // A `cd` may fail: what follows runs in either directory.
             if let Some(failed) = self.cd_failed.take() {
                 self.dirs = union(&self.dirs, &failed);
             }
+        }
+    }
+
+    /// Walks `child` of `node`: a statement, or one of the parts of `node`'s head, `heads`
+    /// ([`head_parts`]). Those are no statements, nor syntax the walk does not know: the
+    /// names in them (a `for`'s variable, a function's) expand nothing, and their words (a
+    /// `for`'s list, a `case`'s word and patterns) and arithmetic (a `for ((…))`'s) are
+    /// scanned for what they run, as a command's words are. One with a syntax error in it
+    /// is walked as any other node.
+    fn walk_part(&mut self, node: Node<'_>, child: Node<'_>, heads: &[Node<'_>]) {
+        if !heads.contains(&child) || child.has_error() || child.is_missing() {
+            self.walk(child);
+            return;
+        }
+        match node.kind() {
+            "function_definition" => {}
+            "for_statement" if child.kind() == "variable_name" => {}
+            _ => self.scan_word(child),
         }
     }
 
@@ -1605,6 +1768,12 @@ impl Walker<'_> {
             return;
         }
         match node.kind() {
+            // An arithmetic command (`((n++))`) is syntax the walk does not follow; what it
+            // runs (substitutions) is still found.
+            "compound_statement" if node.child(0).is_some_and(|c| c.kind() == "((") => {
+                self.complex(ARITHMETIC_COMMAND);
+                self.walk_unknown(node);
+            }
             "program" | "compound_statement" | "do_group" => self.walk_children(node),
             "negated_command" => {
                 let mut cursor = node.walk();
@@ -1863,6 +2032,9 @@ impl Walker<'_> {
                 if node.kind() == "for_statement" {
                     self.list_globs(node);
                 }
+                if node.kind() == "c_style_for_statement" {
+                    self.c_style_for_head(node);
+                }
                 if let Some(name) = &loop_var {
                     self.loop_vars.push(name.clone());
                 }
@@ -1889,12 +2061,13 @@ impl Walker<'_> {
                 } else {
                     let mut cursor = node.walk();
                     let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                    let heads = head_parts(node);
                     let mut feeds: Vec<Vec<Word>> = Vec::new();
                     let mut body = (self.out.commands.len(), self.out.redirects.len());
                     for child in children {
                         let start = self.out.commands.len();
                         self.pipeline_output = None;
-                        self.walk(child);
+                        self.walk_part(node, child, &heads);
                         if let Some((_, substitution)) =
                             over_substitutions.iter().find(|(value, _)| *value == child)
                         {
@@ -2154,6 +2327,74 @@ impl Walker<'_> {
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
         for child in children {
             self.scan_word(child);
+        }
+    }
+
+    /// The head of a `for ((init; cond; update))`: arithmetic bash evaluates as the loop goes.
+    /// The names it sets (`i=0`, `i++`, `i += 2`) are noted as assigned, their values not
+    /// known. A name it reads is evaluated as an expression, which runs a command when the
+    /// value holds a subscript with a substitution (`n='a[$(id)]'`): that is a reason to ask
+    /// ([`C_STYLE_FOR_ARITHMETIC`]), as in any arithmetic context ([`Walker::arithmetic`]),
+    /// unless the name is one of the loop's own counters: set to an integer by the
+    /// initializer, and named elsewhere in the line only where it is expanded (`$i`,
+    /// `${i}`), so that nothing else gives it a value.
+    fn c_style_for_head(&mut self, node: Node<'_>) {
+        let mut cursor = node.walk();
+        let mut parts = Vec::new();
+        let mut initializers = Vec::new();
+        for field in ["initializer", "condition", "update"] {
+            for part in node
+                .children_by_field_name(field, &mut cursor)
+                .filter(|c| c.is_named())
+            {
+                if field == "initializer" {
+                    initializers.push(part);
+                }
+                parts.push(part);
+            }
+        }
+        // The line outside the head's `((…))`, where something else could set a counter.
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        let open = children.iter().find(|c| c.kind() == "((");
+        let close = children.iter().find(|c| c.kind() == "))");
+        let outside = match (open, close) {
+            (Some(open), Some(close)) => {
+                let before = self.src.get(..open.start_byte()).unwrap_or_default();
+                let after = self.src.get(close.end_byte()..).unwrap_or_default();
+                [before, after]
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .join("\n")
+            }
+            _ => String::from_utf8_lossy(self.src).into_owned(),
+        };
+        let counters: Vec<String> = initializers
+            .iter()
+            .filter(|p| p.kind() == "variable_assignment")
+            .filter(|p| {
+                p.child_by_field_name("value").is_some_and(|v| {
+                    let value = self.text(v);
+                    !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())
+                })
+            })
+            .filter_map(|p| p.child_by_field_name("name").map(|n| self.text(n)))
+            .filter(|name| !names_unexpanded(&outside, name))
+            .collect();
+        for part in &parts {
+            let raw = self.text(*part);
+            for name in arithmetic_targets(*part, self.src) {
+                self.out.assigned.push(Assignment {
+                    name,
+                    raw: raw.clone(),
+                    safe_value: false,
+                });
+            }
+        }
+        if parts
+            .iter()
+            .any(|p| !arithmetic_is_literal(&with_names_as_zero(&self.text(*p), &counters)))
+        {
+            self.complex(C_STYLE_FOR_ARITHMETIC);
         }
     }
 

@@ -1,4 +1,6 @@
-//! How tools and hooks start child processes: out of reach of our terminal.
+//! How tools and hooks start child processes: out of reach of our terminal
+//! ([`detach_from_terminal`]), and without this process's credentials when
+//! `CLAUDE_CODE_SUBPROCESS_ENV_SCRUB` asks ([`scrub_credentials`]).
 
 use std::process::Command;
 use std::sync::OnceLock;
@@ -24,6 +26,108 @@ pub fn find_shell(name: &str, fallbacks: &[&str]) -> Option<std::path::PathBuf> 
             .map(std::path::PathBuf::from)
             .find(|p| executable(p))
     })
+}
+
+/// The variable that turns the credential scrub on: `CLAUDE_CODE_SUBPROCESS_ENV_SCRUB`, read
+/// as Claude Code reads its switches ([`env_truthy`](crate::env_truthy): `1`, `true`, `yes`,
+/// `on`). See [`scrub_credentials`].
+pub const SUBPROCESS_ENV_SCRUB: &str = "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB";
+
+/// The credentials [`scrub_credentials`] takes out of a child's environment, each with its
+/// GitHub Actions copy `INPUT_NAME` too (an action's `with:` inputs become `INPUT_*`
+/// variables, `INPUT_ANTHROPIC_API_KEY`).
+///
+/// Claude Code's list (`GHA_SUBPROCESS_SCRUB` in its `utils/subprocessEnv.ts`, 2.1.83 and
+/// later): Anthropic credentials (this process reads them itself, children never need them);
+/// the OTLP exporters' header variables (they carry `Authorization=Bearer ...` for a
+/// monitoring backend); the cloud SDKs' secrets (AWS secret key, session token and Bedrock
+/// bearer token, Google's credentials file, Azure's client secret and certificate); GitHub
+/// Actions' OIDC request token and URL (enough to mint an installation token) and runtime
+/// token and URL (the artifact and cache API); and claude-code-action's copies of its inputs
+/// (`ALL_INPUTS` holds the API key as JSON). Later Claude Code versions add Anthropic's
+/// other credentials (`ANTHROPIC_AWS_API_KEY`, `ANTHROPIC_BEDROCK_MANTLE_API_KEY`,
+/// `ANTHROPIC_FOUNDRY_AUTH_TOKEN`, `CLAUDE_CODE_ARTIFACTS_API_TOKEN`,
+/// `CLAUDE_CODE_MEMORY_API_TOKEN`), which are here too.
+///
+/// Kept, as in Claude Code: `GITHUB_TOKEN` and `GH_TOKEN` (a workflow's `gh` calls need them;
+/// the token is the job's own), `AWS_ACCESS_KEY_ID` (an identifier, useless without the
+/// secret), and the CA bundle variables (`SSL_CERT_FILE`, `NODE_EXTRA_CA_CERTS`, ...): they
+/// are no secrets, and without them `curl` or `git` behind a company's TLS proxy would fail.
+pub const SCRUBBED_CREDENTIALS: &[&str] = &[
+    // Anthropic.
+    "ANTHROPIC_API_KEY",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_FOUNDRY_API_KEY",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "ANTHROPIC_AWS_API_KEY",
+    "ANTHROPIC_BEDROCK_MANTLE_API_KEY",
+    "ANTHROPIC_FOUNDRY_AUTH_TOKEN",
+    "CLAUDE_CODE_ARTIFACTS_API_TOKEN",
+    "CLAUDE_CODE_MEMORY_API_TOKEN",
+    // OTLP exporter headers.
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
+    "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    // Cloud providers.
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "AZURE_CLIENT_SECRET",
+    "AZURE_CLIENT_CERTIFICATE_PATH",
+    // GitHub Actions: OIDC, then the artifact and cache API.
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_URL",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_RUNTIME_URL",
+    // claude-code-action's own copies of its inputs.
+    "ALL_INPUTS",
+    "OVERRIDE_GITHUB_TOKEN",
+    "DEFAULT_WORKFLOW_TOKEN",
+    "SSH_SIGNING_KEY",
+];
+
+/// Whether [`SUBPROCESS_ENV_SCRUB`] is on in this process's environment now (where the
+/// settings' `env` puts it too). A value that is not UTF-8 leaves it off.
+pub fn subprocess_env_scrub_on() -> bool {
+    std::env::var_os(SUBPROCESS_ENV_SCRUB)
+        .and_then(|v| v.into_string().ok())
+        .is_some_and(|v| crate::env_truthy(&v))
+}
+
+/// The variables [`scrub_credentials`] removes: with [`SUBPROCESS_ENV_SCRUB`] on, every name
+/// of [`SCRUBBED_CREDENTIALS`] and its `INPUT_` copy; with it off, none. Read from this
+/// process's environment at each call. For a caller that builds a child's environment
+/// itself rather than through a [`Command`].
+pub fn credentials_to_scrub() -> Vec<std::ffi::OsString> {
+    if !subprocess_env_scrub_on() {
+        return Vec::new();
+    }
+    SCRUBBED_CREDENTIALS
+        .iter()
+        .flat_map(|name| [(*name).into(), format!("INPUT_{name}").into()])
+        .collect()
+}
+
+/// Claude Code's `CLAUDE_CODE_SUBPROCESS_ENV_SCRUB`: when [`SUBPROCESS_ENV_SCRUB`] is on in
+/// this process's environment, `cmd`'s child does not inherit the credentials of
+/// [`SCRUBBED_CREDENTIALS`] (nor their `INPUT_` copies), so a command a prompt injection
+/// talks the model into (`curl -d "$ANTHROPIC_API_KEY" ...`) has none to send. This process
+/// keeps them. Off (unset, `0`, `false`, anything not truthy), nothing changes. Read when
+/// called, so call it for each child, as it is configured.
+///
+/// Every child that runs what the model or the configuration chose goes through it: Bash
+/// commands (foreground and background), the REPL's interpreters, command hooks and MCP
+/// stdio servers. Call it before setting the child's own variables (`cmd.env`): a variable
+/// the configuration gives that child explicitly (an MCP server's `env`) is then still set,
+/// as in Claude Code. A tokio command passes `cmd.as_std_mut()`.
+pub fn scrub_credentials(cmd: &mut Command) -> &mut Command {
+    for name in credentials_to_scrub() {
+        cmd.env_remove(name);
+    }
+    cmd
 }
 
 /// Makes `cmd`'s child unable to reach this process's terminal, as Claude Code's detached

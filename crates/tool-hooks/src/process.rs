@@ -356,6 +356,9 @@ fn build_command(l: &Launch<'_>) -> Command {
             cmd.env_remove(&k);
         }
     }
+    // CLAUDE_CODE_SUBPROCESS_ENV_SCRUB: no API keys or cloud credentials, before the hook's
+    // own variables are set (those stay).
+    tool_core::process::scrub_credentials(cmd.as_std_mut());
     cmd.env("CLAUDE_PROJECT_DIR", l.project_dir);
     for (k, v) in l.extra_env {
         cmd.env(k, v);

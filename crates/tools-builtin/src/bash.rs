@@ -47,6 +47,10 @@
 //!   not be written the result says that the working directory could not be tracked, why,
 //!   and where the next command runs. A removed directory is written as such (a line break
 //!   alone), so the two are never taken for each other.
+//! - With `CLAUDE_CODE_SUBPROCESS_ENV_SCRUB` on (`1`, `true`, `yes`, `on`), a command,
+//!   foreground or background, inherits none of this process's credentials (API keys and
+//!   tokens, cloud secrets, OTLP headers: `tool_core::process::scrub_credentials`), as in
+//!   Claude Code; what an environment file sources still reaches it.
 //! - The user's own `CLAUDE_ENV_FILE` (the variable in this process's environment, which
 //!   the settings' `env` sets too) is sourced before each command, foreground and
 //!   background, before the session's (SessionStart hooks') file; one that cannot be read
@@ -669,8 +673,11 @@ pub(crate) fn shell_name() -> &'static str {
 /// [`procs::new_mark`](crate::procs::new_mark)) goes in its environment as
 /// [`procs::GROUP_MARK`](crate::procs::GROUP_MARK), where every process it starts inherits
 /// it: how the groups job control makes (`set -m; cmd &`) are found once the shell is gone.
+/// With `CLAUDE_CODE_SUBPROCESS_ENV_SCRUB` on, the command inherits none of this process's
+/// credentials ([`scrub_credentials`](tool_core::process::scrub_credentials)).
 pub(crate) fn shell_command(script: &str, mark: &str) -> Command {
     let mut cmd = Command::new(shell());
+    tool_core::process::scrub_credentials(cmd.as_std_mut());
     cmd.arg("-c")
         .arg(script)
         .env("GIT_EDITOR", "true")

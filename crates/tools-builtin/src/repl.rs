@@ -5,7 +5,9 @@
 //! - The interpreter is `python3 -u -c <driver>` or `node -e <driver>`, found on `PATH`,
 //!   started on the first call of its language in the context's cwd, in its own process
 //!   group (as Bash runs commands), with stdin from /dev/null, piped stdout and stderr, and
-//!   a pipe for requests as descriptor 3. When the session's cwd changes (EnterWorktree,
+//!   a pipe for requests as descriptor 3; with `CLAUDE_CODE_SUBPROCESS_ENV_SCRUB` on, without
+//!   this process's credentials, as Bash's commands
+//!   (`tool_core::process::scrub_credentials`). When the session's cwd changes (EnterWorktree,
 //!   ExitWorktree), the next call first has the driver move the interpreter there (its own
 //!   `os.chdir`, `process.chdir`: nothing the code defined is used), state kept; a `chdir`
 //!   of the code's own holds until then.
@@ -462,6 +464,8 @@ fn spawn_program(language: Language, program: &str, cwd: &Path) -> Result<Interp
     let (requests_in, requests_out) =
         std::io::pipe().map_err(|e| ToolError::msg(format!("Could not start {program}: {e}")))?;
     let mut cmd = Command::new(program);
+    // The model's code reads its environment as a Bash command does.
+    tool_core::process::scrub_credentials(cmd.as_std_mut());
     cmd.args(language.args())
         .current_dir(cwd)
         .env("PYTHONIOENCODING", "utf-8")

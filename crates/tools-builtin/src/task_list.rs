@@ -1023,9 +1023,18 @@ pub fn task_list_store(ctx: &ToolUseContext) -> Result<TaskListStore, TaskStoreE
         .ok_or(TaskStoreError::NoDirectory)
 }
 
-/// The id of the context's task list: the session id (shared by its sub-agents).
+/// The id of the context's task list: `CLAUDE_CODE_TASK_LIST_ID` when it is set (not
+/// blank), as in Claude Code, so that several sessions (processes) share one list, else the
+/// session id (shared by its sub-agents). The list's directory is the id made safe as a
+/// file name ([`sanitize_list_id`]).
 pub fn task_list_id(ctx: &ToolUseContext) -> String {
-    ctx.session_id().to_owned()
+    shared_list_id(std::env::var("CLAUDE_CODE_TASK_LIST_ID").ok())
+        .unwrap_or_else(|| ctx.session_id().to_owned())
+}
+
+/// The list id `CLAUDE_CODE_TASK_LIST_ID`'s value names: its trimmed text, none when blank.
+fn shared_list_id(value: Option<String>) -> Option<String> {
+    value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
 }
 
 /// Runs `f` on the context's store and list id off the async runtime.

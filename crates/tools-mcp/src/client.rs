@@ -31,11 +31,17 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The newest bytes a stdio server wrote to stderr, bounded.
+/// The newest bytes a stdio server wrote to stderr, bounded; read back with the values of
+/// the server's configured `env` and `headers` redacted ([`configured_secrets`]).
 #[derive(Debug)]
 pub(crate) struct StderrLog {
     buf: Mutex<VecDeque<u8>>,
     capacity: usize,
+    /// Whether bytes were dropped from the front (the first ones kept may be the end of a
+    /// secret).
+    cut: AtomicBool,
+    /// What the text read back never shows ([`configured_secrets`]).
+    secrets: Vec<String>,
     /// How many stderr pipes are still being read into the log (one per started process
     /// whose stderr has not reached its end).
     open_pipes: std::sync::atomic::AtomicUsize,
@@ -44,10 +50,12 @@ pub(crate) struct StderrLog {
 }
 
 impl StderrLog {
-    fn new(capacity: usize) -> Self {
+    fn new(capacity: usize, secrets: Vec<String>) -> Self {
         Self {
             buf: Mutex::new(VecDeque::new()),
             capacity: capacity.max(1),
+            cut: AtomicBool::new(false),
+            secrets,
             open_pipes: std::sync::atomic::AtomicUsize::new(0),
             pipe_closed: tokio::sync::Notify::new(),
         }
@@ -91,16 +99,24 @@ impl StderrLog {
         let mut buf = lock(&self.buf);
         buf.extend(bytes);
         let excess = buf.len().saturating_sub(self.capacity);
+        if excess > 0 {
+            self.cut.store(true, Ordering::SeqCst);
+        }
         buf.drain(..excess);
     }
 
+    /// The log, each configured secret in it (and the end of one cut at the front, the start
+    /// of one still being written at the end) replaced by [`REDACTED`].
     pub(crate) fn text(&self) -> String {
-        let buf = lock(&self.buf);
-        let (a, b) = buf.as_slices();
-        let mut v = Vec::with_capacity(a.len() + b.len());
-        v.extend_from_slice(a);
-        v.extend_from_slice(b);
-        String::from_utf8_lossy(&v).into_owned()
+        let text = {
+            let buf = lock(&self.buf);
+            let (a, b) = buf.as_slices();
+            let mut v = Vec::with_capacity(a.len() + b.len());
+            v.extend_from_slice(a);
+            v.extend_from_slice(b);
+            String::from_utf8_lossy(&v).into_owned()
+        };
+        redact_log(&text, &self.secrets, self.cut.load(Ordering::SeqCst))
     }
 
     /// The last few lines, for error messages.
@@ -114,6 +130,142 @@ impl StderrLog {
             text.chars().skip(count - max_chars).collect()
         }
     }
+}
+
+/// What stands for a configured value in a server's log and error texts.
+pub(crate) const REDACTED: &str = "[redacted]";
+
+/// A value of at least this many characters in a server's `env` or `headers` is never shown.
+const SECRET_MIN_CHARS: usize = 8;
+
+/// A value of at least this many characters is never shown when its name says it is a
+/// credential ([`CREDENTIAL_NAME_WORDS`]); nor is a piece of a secret this long at either
+/// end of a log (cut at the front, still being written at the end).
+const SHORT_SECRET_MIN_CHARS: usize = 4;
+
+/// Words that mark an `env` variable or header as a credential (compared ignoring case):
+/// `API_KEY`, `X-Api-Key`, `GITHUB_TOKEN`, `DB_PASSWORD`, `PGPASS`, `Authorization`, …
+const CREDENTIAL_NAME_WORDS: &[&str] = &[
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASS",
+    "PWD",
+    "AUTH",
+    "CRED",
+    "COOKIE",
+    "SESSION",
+    "SIGNATURE",
+    "PRIVATE",
+];
+
+/// Values no secret is (compared ignoring case), whatever the name.
+const NO_SECRETS: &[&str] = &[
+    "true", "false", "yes", "no", "on", "off", "null", "none", "enabled", "disabled",
+];
+
+/// The values of a server's configured `env` (stdio) or `headers` (HTTP) that its log and
+/// error texts never show, longest first: every value of at least [`SECRET_MIN_CHARS`]
+/// characters, and one of at least [`SHORT_SECRET_MIN_CHARS`] whose name holds one of
+/// [`CREDENTIAL_NAME_WORDS`]; never a boolean-like word ([`NO_SECRETS`]) or a `${VAR}` left
+/// unexpanded. Each whitespace-separated word of a value that is itself at least
+/// [`SECRET_MIN_CHARS`] long (the token of `Bearer <token>`) is one too, and so is each as
+/// JSON writes it inside a string (a log notification's data is quoted as JSON).
+fn configured_secrets(transport: &TransportConfig) -> Vec<String> {
+    let pairs = match transport {
+        TransportConfig::Stdio { env, .. } => env,
+        TransportConfig::Http { headers, .. }
+        | TransportConfig::Sse { headers, .. }
+        | TransportConfig::Ws { headers, .. } => headers,
+    };
+    let mut secrets: Vec<String> = Vec::new();
+    for (name, value) in pairs {
+        let name = name.to_ascii_uppercase();
+        let credential = CREDENTIAL_NAME_WORDS.iter().any(|w| name.contains(w));
+        let min = if credential {
+            SHORT_SECRET_MIN_CHARS
+        } else {
+            SECRET_MIN_CHARS
+        };
+        let words = value
+            .split_whitespace()
+            .filter(|w| *w != value && w.chars().count() >= SECRET_MIN_CHARS);
+        let candidates = std::iter::once(value.as_str())
+            .filter(|v| v.trim().chars().count() >= min)
+            .chain(words);
+        for candidate in candidates {
+            let candidate = candidate.trim();
+            if NO_SECRETS.iter().any(|n| n.eq_ignore_ascii_case(candidate))
+                || only_variable_references(candidate)
+                // Masking it would mask the mask (and scrubbing would not settle).
+                || REDACTED.contains(candidate)
+            {
+                continue;
+            }
+            let quoted = serde_json::Value::from(candidate).to_string();
+            let in_json = &quoted[1..quoted.len() - 1];
+            for form in [candidate, in_json] {
+                if !secrets.iter().any(|s| s == form) {
+                    secrets.push(form.to_owned());
+                }
+            }
+        }
+    }
+    // Longest first: a value that holds another is hidden whole.
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    secrets
+}
+
+/// `text` with each of `secrets` (longest first) replaced by [`REDACTED`].
+fn replace_secrets(text: &str, secrets: &[String]) -> String {
+    let mut text = text.to_owned();
+    for secret in secrets {
+        if text.contains(secret.as_str()) {
+            text = text.replace(secret.as_str(), REDACTED);
+        }
+    }
+    text
+}
+
+/// A log's `text` with each of `secrets` replaced by [`REDACTED`] ([`replace_secrets`]);
+/// also a piece of at least [`SHORT_SECRET_MIN_CHARS`] characters of one that ends the text
+/// (a secret still being written), and, when `cut_front` (the log's oldest bytes were
+/// dropped), one that starts it (the end of a secret whose start was dropped).
+fn redact_log(text: &str, secrets: &[String], cut_front: bool) -> String {
+    if secrets.is_empty() {
+        return text.to_owned();
+    }
+    let mut text = replace_secrets(text, secrets);
+    if cut_front {
+        // A cut inside a character reads as U+FFFD.
+        let start = text.len() - text.trim_start_matches('\u{FFFD}').len();
+        let found = secrets.iter().find_map(|secret| {
+            secret
+                .char_indices()
+                .skip(1)
+                .map(|(at, _)| &secret[at..])
+                .take_while(|end| end.chars().count() >= SHORT_SECRET_MIN_CHARS)
+                .find(|end| text[start..].starts_with(end))
+                .map(str::len)
+        });
+        if let Some(len) = found {
+            text.replace_range(..start + len, REDACTED);
+        }
+    }
+    let found = secrets.iter().find_map(|secret| {
+        let mut ends: Vec<usize> = secret.char_indices().map(|(at, _)| at).skip(1).collect();
+        ends.reverse();
+        ends.into_iter()
+            .map(|at| &secret[..at])
+            .take_while(|start| start.chars().count() >= SHORT_SECRET_MIN_CHARS)
+            .find(|start| text.ends_with(start))
+            .map(str::len)
+    });
+    if let Some(len) = found {
+        let at = text.len() - len;
+        text.replace_range(at.., REDACTED);
+    }
+    text
 }
 
 type ProgressRoutes = Arc<Mutex<HashMap<String, ProgressRoute>>>;
@@ -700,7 +852,7 @@ fn unexpanded_url(url: &str) -> String {
 
 /// A server URL as error texts show it: scheme, host, port and path; user info and query
 /// (where credentials sit) replaced by `redacted`.
-fn shown_url(url: &str) -> String {
+pub(crate) fn shown_url(url: &str) -> String {
     let Ok(mut parsed) = reqwest::Url::parse(url) else {
         return "<the configured URL>".to_owned();
     };
@@ -1545,6 +1697,8 @@ pub(crate) struct ServerConn {
     connect_lock: tokio::sync::Mutex<()>,
     backoff: Mutex<Backoff>,
     pub(crate) stderr: Arc<StderrLog>,
+    /// Where an HTTP server's last answer came from, when a redirect led elsewhere.
+    answered: Arc<crate::http::AnswerLog>,
     routes: ProgressRoutes,
     tools: RwLock<Vec<Arc<dyn Tool>>>,
     supports_resources: AtomicBool,
@@ -1582,7 +1736,15 @@ impl std::fmt::Debug for ServerConn {
 impl ServerConn {
     pub(crate) fn new(config: ServerConfig, opts: Arc<McpOptions>) -> Arc<Self> {
         Arc::new(Self {
-            stderr: Arc::new(StderrLog::new(opts.stderr_capacity)),
+            stderr: Arc::new(StderrLog::new(
+                opts.stderr_capacity,
+                // The server's own name is no secret: error texts name it.
+                configured_secrets(&config.transport)
+                    .into_iter()
+                    .filter(|secret| *secret != config.name)
+                    .collect(),
+            )),
+            answered: Arc::default(),
             config,
             opts,
             live: Mutex::new(None),
@@ -1699,7 +1861,13 @@ impl ServerConn {
     /// (8 characters) is, so that a one-letter password does not take every such letter
     /// out of the message. Scrubbing twice changes nothing more (a text is scrubbed again
     /// on its way through the layers).
+    ///
+    /// The values of the server's configured `env` and `headers` that could be secrets
+    /// ([`configured_secrets`]) are replaced by [`REDACTED`] too, for every transport: a
+    /// server's own error text, or its log, may quote them.
     fn scrub(&self, text: String) -> String {
+        // The values of the server's `env` and `headers` first (a server may quote them).
+        let text = replace_secrets(&text, &self.stderr.secrets);
         let url = match &self.config.transport {
             TransportConfig::Http { url, .. }
             | TransportConfig::Sse { url, .. }
@@ -1797,10 +1965,34 @@ impl ServerConn {
     /// texts.
     fn plain_error(&self, error: &ServiceError) -> String {
         match &self.config.transport {
-            TransportConfig::Http { url, .. } => crate::http::plain_error(error, &shown_url(url))
-                .text()
-                .to_owned(),
+            TransportConfig::Http { url, .. } => {
+                crate::http::plain_error(error, &self.answered_at(url))
+                    .text()
+                    .to_owned()
+            }
             _ => crate::http::without_type_names(error),
+        }
+    }
+
+    /// The URL an HTTP server's last answer came from, as error texts show it: the
+    /// configured `url`, or where a redirect led from it (`http://host/elsewhere (redirected
+    /// there from http://host/mcp?redacted)`), saying when that was another origin, which
+    /// was not sent the configured headers.
+    fn answered_at(&self, url: &str) -> String {
+        let configured = shown_url(url);
+        match self.answered.get() {
+            Some(answered) => {
+                let other = if answered.other_origin {
+                    "; another origin, so the server's configured headers were not sent there"
+                } else {
+                    ""
+                };
+                format!(
+                    "{} (redirected there from {configured}{other})",
+                    shown_url(answered.url.as_str())
+                )
+            }
+            None => configured,
         }
     }
 
@@ -1858,6 +2050,10 @@ impl ServerConn {
         match &self.config.transport {
             TransportConfig::Stdio { command, args, env } => {
                 let mut cmd = tokio::process::Command::new(command);
+                // Claude Code's `CLAUDE_CODE_SUBPROCESS_ENV_SCRUB`: this process's credentials
+                // stay out of the server's environment. Before the entry's own `env`, so that
+                // a key the configuration gives the server explicitly still reaches it.
+                tool_core::process::scrub_credentials(cmd.as_std_mut());
                 // Its depth in a chain of MCP servers after the entry's own `env`, which cannot
                 // reset it: a server that is itself a client (`toolwright serve`) then loads
                 // no configured servers that would start it again.
@@ -1952,12 +2148,10 @@ impl ServerConn {
                     return Err(unexpanded_url(url));
                 }
                 let _ = rustls::crypto::ring::default_provider().install_default();
-                let client = reqwest::Client::builder()
-                    // A `User-Agent` in the server's `headers` replaces it (a request's own
-                    // headers win over the client's defaults).
-                    .user_agent(crate::http::USER_AGENT)
-                    .build()
-                    .map_err(|e| format!("cannot create the HTTP client: {e}"))?;
+                // No `Referer`; redirects to another origin without the configured headers
+                // (see `http.rs`).
+                self.answered.set(None);
+                let client = crate::http::SessionAwareClient::new(self.answered.clone())?;
                 let mut custom = HashMap::new();
                 for (k, v) in headers {
                     if let Some(refused) = crate::http::reserved_header(k) {
@@ -1975,16 +2169,14 @@ impl ServerConn {
                 // rmcp's default retries a broken SSE stream forever, so a call in flight
                 // on a dead server would hang; give up after a few attempts instead.
                 config.retry_config = Arc::new(BoundedSseRetry);
-                let transport = StreamableHttpClientTransport::with_client(
-                    crate::http::SessionAwareClient(client),
-                    config,
-                );
+                let transport = StreamableHttpClientTransport::with_client(client, config);
                 let transport = ProgressFirst::new(transport, &self.config.name, &self.routes);
                 let service = tokio::time::timeout(timeout, handler.serve(transport))
                     .await
                     .map_err(|_| timeout_message(timeout))?
                     .map_err(|e| {
-                        let shown = shown_url(url);
+                        // Where the answer came from, when a redirect led elsewhere.
+                        let shown = self.answered_at(url);
                         self.scrub(match crate::http::plain_error(&e, &shown) {
                             crate::http::Failure::Connect(text) => text,
                             crate::http::Failure::Exchange(text) => {
@@ -3355,7 +3547,7 @@ mod tests {
         let mut guarded = GuardedStdout::new(
             stdout,
             child,
-            Arc::new(StderrLog::new(4096)),
+            Arc::new(StderrLog::new(4096, Vec::new())),
             SentIds::default(),
         );
         guarded.limit = 1000;
@@ -3722,10 +3914,112 @@ mod tests {
 
     #[test]
     fn stderr_log_keeps_the_newest_bytes() {
-        let log = StderrLog::new(8);
+        let log = StderrLog::new(8, Vec::new());
         log.push(b"0123456789");
         log.push(b"ab");
         assert_eq!(log.text(), "456789ab");
         assert_eq!(log.tail(3), "9ab");
+    }
+
+    fn stdio_env(pairs: &[(&str, &str)]) -> TransportConfig {
+        TransportConfig::Stdio {
+            command: "x".into(),
+            args: Vec::new(),
+            env: pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        }
+    }
+
+    /// Which configured values count as secrets: long ones, short ones with a credential's
+    /// name, the token of `Bearer <token>`, and each as JSON quotes it; never `1`, `true`, a
+    /// short value with an ordinary name, or a `${VAR}` left unexpanded.
+    #[test]
+    fn which_configured_values_are_secrets() {
+        let secrets = configured_secrets(&stdio_env(&[
+            ("DB_PASSWORD", "dbpass-SECRET-42"),
+            ("API_PIN_TOKEN", "k9x2"),
+            ("DEBUG", "1"),
+            ("VERBOSE", "true"),
+            ("LOG_LEVEL", "debug"),
+            ("SECRET_FLAG", "disabled"),
+            ("GH_TOKEN", "${GH_TOKEN}"),
+            ("QUOTED", "a\"quoted\"secret"),
+            ("TINY_KEY", "abc"),
+        ]));
+        for expected in [
+            "dbpass-SECRET-42",
+            "k9x2",
+            "a\"quoted\"secret",
+            "a\\\"quoted\\\"secret",
+        ] {
+            assert!(
+                secrets.iter().any(|s| s == expected),
+                "{expected}: {secrets:?}"
+            );
+        }
+        for not in ["1", "true", "debug", "disabled", "${GH_TOKEN}", "abc"] {
+            assert!(!secrets.iter().any(|s| s == not), "{not}: {secrets:?}");
+        }
+        let http = TransportConfig::Http {
+            url: "http://h/mcp".into(),
+            headers: [(
+                "Authorization".to_owned(),
+                "Bearer tok-0123456789".to_owned(),
+            )]
+            .into(),
+        };
+        let secrets = configured_secrets(&http);
+        assert!(
+            secrets.iter().any(|s| s == "Bearer tok-0123456789"),
+            "{secrets:?}"
+        );
+        assert!(secrets.iter().any(|s| s == "tok-0123456789"), "{secrets:?}");
+        assert!(!secrets.iter().any(|s| s == "Bearer"), "{secrets:?}");
+        // Longest first.
+        assert!(secrets.windows(2).all(|w| w[0].len() >= w[1].len()));
+    }
+
+    /// An HTTP server's log notification quoting a configured header's value (as JSON) shows
+    /// it redacted.
+    #[test]
+    fn header_values_are_redacted_in_the_log() {
+        let http = TransportConfig::Http {
+            url: "http://h/mcp".into(),
+            headers: [("X-Api-Key".to_owned(), "hdr\"xapi\"secret".to_owned())].into(),
+        };
+        let log = StderrLog::new(4096, configured_secrets(&http));
+        let quoted = serde_json::to_string(&json!({"key": "hdr\"xapi\"secret"})).unwrap();
+        log.push(format!("[notifications/message Info] {quoted}\n").as_bytes());
+        let text = log.text();
+        assert!(!text.contains("xapi"), "{text}");
+        assert!(text.contains(r#"{"key":"[redacted]"}"#), "{text}");
+    }
+
+    /// A secret the bounded log cut at its front, or one still being written at its end,
+    /// is not shown in part either (a piece of 4 characters or more); one that fits whole
+    /// is replaced once, and reading it again changes nothing.
+    #[test]
+    fn a_secret_cut_at_either_end_of_the_log_is_not_shown_in_part() {
+        let secrets = configured_secrets(&stdio_env(&[("DB_PASSWORD", "dbpass-SECRET-42")]));
+        let log = StderrLog::new(16, secrets.clone());
+        log.push(b"pw=dbpass-SECRET-42\nok\n");
+        // It holds "ss-SECRET-42\nok\n": the secret's start was dropped.
+        assert_eq!(log.text(), "[redacted]\nok\n");
+
+        let log = StderrLog::new(4096, secrets.clone());
+        log.push(b"starting\npassword is dbpass-SEC");
+        let text = log.text();
+        assert_eq!(text, "starting\npassword is [redacted]");
+        // A log never cut keeps its start, even when it looks like a secret's end.
+        let log = StderrLog::new(4096, secrets.clone());
+        log.push(b"T-42 is fine\n");
+        assert_eq!(log.text(), "T-42 is fine\n");
+        // Three characters are no secret's piece.
+        assert_eq!(redact_log("x dbp", &secrets, false), "x dbp");
+        let once = redact_log("a dbpass-SECRET-42 b", &secrets, true);
+        assert_eq!(once, "a [redacted] b");
+        assert_eq!(redact_log(&once, &secrets, true), once);
     }
 }

@@ -23,13 +23,29 @@
 //! a failure means in words ([`plain_error`]: a refused connection, a 401) instead of rmcp's
 //! texts, which quote Rust type names, and names the headers a configuration may not set
 //! ([`reserved_header`]).
+//!
+//! # Redirects
+//!
+//! No request carries a `Referer` (reqwest's would quote the configured URL, query token and
+//! all, to wherever a redirect leads). A redirect within the configured origin (scheme, host
+//! and port) is followed as reqwest follows it, headers and all: it is the same server. A
+//! redirect to another origin is followed as Claude Code's `fetch` follows it (a server that
+//! moved keeps working), but the request is sent there again by this client **without any
+//! configured header** (`headers`, `Authorization` included) and without the configured
+//! URL's user info; `fetch` would keep every header but `Authorization`. Such a redirect is
+//! refused, with an error naming its target (query and user info redacted), when following
+//! it would change the request (a 301, 302 or 303 turns a POST into a GET without its
+//! message), leave TLS (`https` to `http`), or leave `http(s)`. At most [`MAX_REDIRECTS`]
+//! redirects are followed for one request. Where the answer came from is kept
+//! ([`AnswerLog`]), so that errors name the URL that answered.
 
 use std::collections::HashMap;
 use std::error::Error;
-use std::sync::Arc;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
 
 use futures::stream::BoxStream;
-use http::{HeaderName, HeaderValue};
+use http::{HeaderName, HeaderValue, Method, StatusCode};
 use rmcp::ServiceError;
 use rmcp::model::{
     ClientJsonRpcMessage, ErrorData, JsonRpcMessage, NumberOrString, RequestId,
@@ -44,9 +60,249 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::Sse;
 
 /// reqwest's client for rmcp, with id-less error answers inside a session read as a lost
-/// session (see the module docs).
+/// session, and redirects followed as the module docs say.
 #[derive(Clone, Debug)]
-pub(crate) struct SessionAwareClient(pub(crate) reqwest::Client);
+pub(crate) struct SessionAwareClient {
+    client: reqwest::Client,
+    /// Where the last request's answer came from, when a redirect led elsewhere.
+    answered: Arc<AnswerLog>,
+}
+
+/// Most redirects one request follows, within its origin and to others together.
+pub(crate) const MAX_REDIRECTS: usize = 10;
+
+/// Where the answer to the last request a [`SessionAwareClient`] sent came from, when a
+/// redirect led away from the configured URL: error texts name it.
+#[derive(Debug, Default)]
+pub(crate) struct AnswerLog(Mutex<Option<Answered>>);
+
+/// The URL an answer came from after one or more redirects.
+#[derive(Debug, Clone)]
+pub(crate) struct Answered {
+    /// The URL that answered.
+    pub(crate) url: reqwest::Url,
+    /// Whether a redirect to another origin was followed on the way: the configured headers
+    /// were not sent there.
+    pub(crate) other_origin: bool,
+}
+
+impl AnswerLog {
+    /// Where the last request's answer came from, if a redirect led elsewhere.
+    pub(crate) fn get(&self) -> Option<Answered> {
+        crate::client::lock(&self.0).clone()
+    }
+
+    /// Records where a request's answer came from (`None`: from the URL it was sent to).
+    pub(crate) fn set(&self, answered: Option<Answered>) {
+        *crate::client::lock(&self.0) = answered;
+    }
+}
+
+/// What the redirect policy saw while one request was sent once (the task-local [`TRAIL`]).
+#[derive(Debug)]
+struct Trail {
+    /// The request's method: whether a redirect keeps it decides whether one to another
+    /// origin can be followed.
+    method: Method,
+    /// Redirects followed by earlier sends of the same request.
+    hops_before: usize,
+    /// Redirects within an origin followed by this send.
+    hops: usize,
+    /// The URL the last of them led to.
+    last: Option<reqwest::Url>,
+    /// A redirect to another origin, to be sent again there without the configured headers.
+    elsewhere: Option<reqwest::Url>,
+}
+
+tokio::task_local! {
+    /// The [`Trail`] of the request being sent, for the redirect policy (which reqwest calls
+    /// while the request's future is polled, on its task).
+    static TRAIL: Arc<Mutex<Trail>>;
+}
+
+/// A redirect this client does not follow, and why, in words.
+#[derive(Debug)]
+pub(crate) struct RedirectRefused(String);
+
+impl std::fmt::Display for RedirectRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Error for RedirectRefused {}
+
+/// Whether a redirect with `status` sends the request again with the same `method` (and
+/// body), as `fetch` and reqwest follow them: a 307 or 308 always; a 301 or 302 unless it
+/// is a POST; a 303 only a GET or HEAD (it turns everything else into a GET).
+fn keeps_method(method: &Method, status: StatusCode) -> bool {
+    match status.as_u16() {
+        307 | 308 => true,
+        301 | 302 => method != Method::POST,
+        303 => method == Method::GET || method == Method::HEAD,
+        _ => false,
+    }
+}
+
+/// Why a redirect with `status` from `from` to `next`, another origin, is not followed, if
+/// it is not: it would change the request, leave TLS, or leave `http(s)`.
+fn refused_elsewhere(
+    method: &Method,
+    status: StatusCode,
+    from: Option<&reqwest::Url>,
+    next: &reqwest::Url,
+) -> Option<String> {
+    let shown = crate::client::shown_url(next.as_str());
+    if !matches!(next.scheme(), "http" | "https") {
+        return Some(format!(
+            "the server redirected the request to {shown}, which is no http(s) URL: not followed"
+        ));
+    }
+    if next.scheme() == "http" && from.is_some_and(|from| from.scheme() == "https") {
+        return Some(format!(
+            "the server redirected the request from https to {shown}, without TLS: not followed"
+        ));
+    }
+    if !keeps_method(method, status) {
+        return Some(format!(
+            "the server redirected the request ({status}) to {shown}, another origin, which \
+             would send it there as a GET without its message: not followed (if the server \
+             has moved there, configure that URL)"
+        ));
+    }
+    None
+}
+
+/// reqwest's redirect policy (see the module docs): a redirect within the origin of the
+/// URL a request was sent to is followed; one to another origin stops this send, and is
+/// noted in the request's [`TRAIL`] to be sent again there without the configured headers,
+/// or refused with the reason. Without a trail (never, for rmcp's requests), a redirect to
+/// another origin is refused.
+fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let next = attempt.url().clone();
+        let status = attempt.status();
+        let previous = attempt.previous();
+        let same_origin = previous
+            .first()
+            .is_some_and(|first| first.origin() == next.origin());
+        let too_many = || {
+            format!(
+                "the server redirected the request more than {MAX_REDIRECTS} times: not followed"
+            )
+        };
+        let decided = TRAIL.try_with(|trail| {
+            let mut trail = crate::client::lock(trail);
+            if trail.hops_before + trail.hops >= MAX_REDIRECTS {
+                return Err(too_many());
+            }
+            if same_origin {
+                trail.hops += 1;
+                trail.last = Some(next.clone());
+                return Ok(true);
+            }
+            match refused_elsewhere(&trail.method, status, previous.last(), &next) {
+                Some(why) => Err(why),
+                None => {
+                    trail.elsewhere = Some(next.clone());
+                    Ok(false)
+                }
+            }
+        });
+        match decided {
+            Ok(Ok(true)) => attempt.follow(),
+            // Not shown: the request is sent there again (`SessionAwareClient::following`).
+            Ok(Ok(false)) => attempt.error(RedirectRefused(format!(
+                "the server redirected the request to {}, another origin",
+                crate::client::shown_url(next.as_str())
+            ))),
+            Ok(Err(why)) => attempt.error(RedirectRefused(why)),
+            Err(_) if same_origin && previous.len() <= MAX_REDIRECTS => attempt.follow(),
+            Err(_) if same_origin => attempt.error(RedirectRefused(too_many())),
+            Err(_) => attempt.error(RedirectRefused(format!(
+                "the server redirected the request to {}, another origin: not followed",
+                crate::client::shown_url(next.as_str())
+            ))),
+        }
+    })
+}
+
+impl SessionAwareClient {
+    /// A client sending `User-Agent: toolwright/<version>` and no `Referer`, following
+    /// redirects as the module docs say, recording where answers came from in `answered`.
+    pub(crate) fn new(answered: Arc<AnswerLog>) -> Result<Self, String> {
+        let client = reqwest::Client::builder()
+            // A `User-Agent` in the server's `headers` replaces it (a request's own
+            // headers win over the client's defaults).
+            .user_agent(USER_AGENT)
+            .referer(false)
+            .redirect(redirect_policy())
+            .build()
+            .map_err(|e| format!("cannot create the HTTP client: {e}"))?;
+        Ok(Self { client, answered })
+    }
+
+    /// Sends a request with `send` (rmcp's reqwest client, given the URL, the bearer token
+    /// and the configured headers) to `uri`; when a redirect leads to another origin and may
+    /// be followed, sends it again there, without the token and the configured headers.
+    /// Records where the answer came from.
+    async fn following<T, F, Fut>(
+        &self,
+        method: Method,
+        uri: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        mut send: F,
+    ) -> Result<T, StreamableHttpError<reqwest::Error>>
+    where
+        F: FnMut(Arc<str>, Option<String>, HashMap<HeaderName, HeaderValue>) -> Fut,
+        Fut: Future<Output = Result<T, StreamableHttpError<reqwest::Error>>>,
+    {
+        let mut target = uri;
+        let mut auth_header = auth_header;
+        let mut custom_headers = custom_headers;
+        let mut hops = 0;
+        let mut other_origin = false;
+        loop {
+            let trail = Arc::new(Mutex::new(Trail {
+                method: method.clone(),
+                hops_before: hops,
+                hops: 0,
+                last: None,
+                elsewhere: None,
+            }));
+            let sent = send(
+                target.clone(),
+                auth_header.take(),
+                std::mem::take(&mut custom_headers),
+            );
+            let result = TRAIL.scope(trail.clone(), sent).await;
+            let (followed, last, elsewhere) = {
+                let mut trail = crate::client::lock(&trail);
+                (trail.hops, trail.last.take(), trail.elsewhere.take())
+            };
+            hops += followed;
+            if let (Err(_), Some(next)) = (&result, elsewhere) {
+                tracing::debug!(
+                    to = %crate::client::shown_url(next.as_str()),
+                    "redirected to another origin: sent again there without the configured headers"
+                );
+                hops += 1;
+                other_origin = true;
+                target = next.as_str().into();
+                continue;
+            }
+            let answered_at = last.or_else(|| {
+                other_origin
+                    .then(|| reqwest::Url::parse(&target).ok())
+                    .flatten()
+            });
+            self.answered
+                .set(answered_at.map(|url| Answered { url, other_origin }));
+            return result;
+        }
+    }
+}
 
 type PostResult = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
 
@@ -781,9 +1037,19 @@ fn status_in_words(error: &HttpStatusError) -> String {
     }
 }
 
-/// What a reqwest error means: a connection that could not be made (and why: `connection
-/// refused`, the DNS or TLS error), a timeout, or a request that broke (and how).
+/// What a reqwest error means: a redirect this client refused (and why), a connection that
+/// could not be made (and why: `connection refused`, the DNS or TLS error), a timeout, or a
+/// request that broke (and how).
 fn reqwest_failure(error: &reqwest::Error, url: &str) -> Failure {
+    // A redirect this client refused: its own words (reqwest's say only "error following
+    // redirect").
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        if let Some(refused) = e.downcast_ref::<RedirectRefused>() {
+            return Failure::Exchange(refused.to_string());
+        }
+        cause = e.source();
+    }
     if error.is_connect() {
         // The io error says it best (`connection refused`); otherwise the innermost cause
         // (a DNS or TLS error).
@@ -859,9 +1125,23 @@ impl StreamableHttpClient for SessionAwareClient {
     ) -> PostResult {
         let in_session = session_id.is_some();
         let sent = request_id(&message);
+        let client = &self.client;
         let result = self
-            .0
-            .post_message(uri, message, session_id, auth_header, custom_headers)
+            .following(
+                Method::POST,
+                uri,
+                auth_header,
+                custom_headers,
+                |uri, auth_header, custom_headers| {
+                    client.post_message(
+                        uri,
+                        message.clone(),
+                        session_id.clone(),
+                        auth_header,
+                        custom_headers,
+                    )
+                },
+            )
             .await
             .map_err(without_url);
         answers_its_request(sent.as_ref(), session_lost(in_session, result))
@@ -878,15 +1158,23 @@ impl StreamableHttpClient for SessionAwareClient {
     ) -> PostResult {
         let in_session = session_id.is_some();
         let sent = request_id(&message);
+        let client = &self.client;
         let result = self
-            .0
-            .post_message_with_max_sse_event_size(
+            .following(
+                Method::POST,
                 uri,
-                message,
-                session_id,
                 auth_header,
                 custom_headers,
-                max_sse_event_size,
+                |uri, auth_header, custom_headers| {
+                    client.post_message_with_max_sse_event_size(
+                        uri,
+                        message.clone(),
+                        session_id.clone(),
+                        auth_header,
+                        custom_headers,
+                        max_sse_event_size,
+                    )
+                },
             )
             .await
             .map_err(without_url);
@@ -904,15 +1192,23 @@ impl StreamableHttpClient for SessionAwareClient {
     ) -> PostResult {
         let in_session = session_id.is_some();
         let sent = request_id(&message);
+        let client = &self.client;
         let result = self
-            .0
-            .post_message_with_response_limits(
+            .following(
+                Method::POST,
                 uri,
-                message,
-                session_id,
                 auth_header,
                 custom_headers,
-                limits,
+                |uri, auth_header, custom_headers| {
+                    client.post_message_with_response_limits(
+                        uri,
+                        message.clone(),
+                        session_id.clone(),
+                        auth_header,
+                        custom_headers,
+                        limits,
+                    )
+                },
             )
             .await
             .map_err(without_url);
@@ -926,10 +1222,18 @@ impl StreamableHttpClient for SessionAwareClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
-        self.0
-            .delete_session(uri, session_id, auth_header, custom_headers)
-            .await
-            .map_err(without_url)
+        let client = &self.client;
+        self.following(
+            Method::DELETE,
+            uri,
+            auth_header,
+            custom_headers,
+            |uri, auth_header, custom_headers| {
+                client.delete_session(uri, session_id.clone(), auth_header, custom_headers)
+            },
+        )
+        .await
+        .map_err(without_url)
     }
 
     async fn get_stream(
@@ -940,10 +1244,24 @@ impl StreamableHttpClient for SessionAwareClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.0
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await
-            .map_err(without_url)
+        let client = &self.client;
+        self.following(
+            Method::GET,
+            uri,
+            auth_header,
+            custom_headers,
+            |uri, auth_header, custom_headers| {
+                client.get_stream(
+                    uri,
+                    session_id.clone(),
+                    last_event_id.clone(),
+                    auth_header,
+                    custom_headers,
+                )
+            },
+        )
+        .await
+        .map_err(without_url)
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -955,17 +1273,25 @@ impl StreamableHttpClient for SessionAwareClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.0
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
-            .map_err(without_url)
+        let client = &self.client;
+        self.following(
+            Method::GET,
+            uri,
+            auth_header,
+            custom_headers,
+            |uri, auth_header, custom_headers| {
+                client.get_stream_with_max_sse_event_size(
+                    uri,
+                    session_id.clone(),
+                    last_event_id.clone(),
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                )
+            },
+        )
+        .await
+        .map_err(without_url)
     }
 }
 

@@ -21,7 +21,14 @@
 //!
 //! - One slow or broken server never blocks the others: all connect concurrently, each within
 //!   its startup timeout (`MCP_TIMEOUT`, default 30 s, or the server's `timeout`). Failures
-//!   are returned as [`Diagnostic`]s naming the server, with the tail of its stderr.
+//!   are returned as [`Diagnostic`]s naming the server, with the tail of its stderr. The
+//!   values of the server's own `env` and `headers` that may be secrets are shown as
+//!   `[redacted]` there, and wherever its log or error texts are shown.
+//! - HTTP requests carry no `Referer`. A redirect to another origin is followed without the
+//!   configured headers (or refused, naming its target, when it would turn the request into
+//!   a GET); errors name the URL that answered.
+//! - With `CLAUDE_CODE_SUBPROCESS_ENV_SCRUB` on, stdio servers do not inherit this process's
+//!   credentials (`tool_core::process::scrub_credentials`); their own `env` still applies.
 //! - A call in flight when a server dies (crash, EOF, session loss) fails with an error that
 //!   names the server; it is **never replayed** (it may already have had side effects). The
 //!   next use reconnects, with backoff after failed attempts.

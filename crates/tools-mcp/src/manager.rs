@@ -260,7 +260,8 @@ impl McpManager {
     }
 
     /// The captured stderr of a stdio server (and its `notifications/message` log lines),
-    /// newest bytes only.
+    /// newest bytes only, the values of the server's configured `env` and `headers` that may
+    /// be secrets shown as `[redacted]` (the rule is in `docs/mcp.md`).
     pub fn stderr(&self, server: &str) -> Option<String> {
         self.inner
             .servers

@@ -70,6 +70,12 @@ fn main() -> ExitCode {
     if matches!(cli.command, Command::Serve(_)) {
         cli::serve::take_token_from_env();
     }
+    // With the credential scrub on, a child cannot read them from this process's
+    // `/proc/PID/environ` (or `mem`) either: a process that is not dumpable has those owned by
+    // root. Its children get the default back when they start their program.
+    if tool_core::process::subprocess_env_scrub_on() {
+        let _ = nix::sys::prctl::set_dumpable(false);
+    }
     let telemetry = telemetry::init();
     let code = run(cli, trusted);
     // After the runtime is gone: the exporters flush with a blocking client.

@@ -121,3 +121,49 @@ fn the_agent_never_prints_the_credentials_of_its_base_url() {
         assert!(!out.contains("SECRET"), "{out}");
     }
 }
+
+/// With `CLAUDE_CODE_SUBPROCESS_ENV_SCRUB` on, a command could still read the credentials
+/// from its parent's `/proc/PID/environ` (`curl -d @/proc/$PPID/environ`); the process is
+/// not dumpable then, so those files are root's. Run as an unprivileged user (`nobody` when
+/// the test runs as root, which could read them anyway), from a copy of the binary that user
+/// can reach.
+#[test]
+fn with_the_scrub_on_a_command_cannot_read_the_credentials_from_its_parent() {
+    use std::os::unix::fs::PermissionsExt as _;
+    use std::os::unix::process::CommandExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let binary = root.join("toolwright");
+    std::fs::copy(env!("CARGO_BIN_EXE_toolwright"), &binary).unwrap();
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let call = serde_json::json!({"type": "tool_use", "id": "toolu_1", "name": "Bash",
+        "input": {"command": "echo direct=[$ANTHROPIC_API_KEY]; tr '\\0' '\\n' < /proc/$PPID/environ | grep -c FAKE-KEY-42 || true"}});
+    let run = |scrub: &str| {
+        let mut command = std::process::Command::new(&binary);
+        command
+            .args(["run", "--mode", "bypassPermissions", "--cwd"])
+            .arg(&root)
+            .current_dir(&root)
+            .env("HOME", &root)
+            .env("TMPDIR", &root)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env("CLAUDE_CODE_SUBPROCESS_ENV_SCRUB", scrub)
+            .env("ANTHROPIC_API_KEY", "sk-ant-FAKE-KEY-42");
+        if nix::unistd::geteuid().is_root() {
+            command.uid(65534).gid(65534);
+        }
+        let out = output_with_stdin(command, Some(&format!("{call}\n")));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let on = run("1");
+    assert!(on.contains("direct=[]"), "{on}");
+    assert!(
+        !on.contains("FAKE-KEY-42") && on.contains("Permission denied"),
+        "{on}"
+    );
+    // Off: the command has them both ways (the test would prove nothing if it could not).
+    let off = run("0");
+    assert!(off.contains("direct=[sk-ant-FAKE-KEY-42]"), "{off}");
+    assert!(off.lines().any(|l| l.trim() == "1"), "{off}");
+}

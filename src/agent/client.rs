@@ -197,7 +197,7 @@ impl std::fmt::Debug for ClientConfig {
             }
         };
         f.debug_struct("ClientConfig")
-            .field("base_url", &self.base_url)
+            .field("base_url", &tool_core::redact_url(&self.base_url))
             .field("api_key", &redacted(&self.api_key))
             .field("auth_token", &redacted(&self.auth_token))
             .field("attempts", &self.attempts)

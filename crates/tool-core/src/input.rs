@@ -243,19 +243,32 @@ pub fn json_type(value: &Value) -> &'static str {
 }
 
 /// A URL as a message shows it: its user info (`user:password@`) replaced by `redacted@`,
-/// its query (where API keys and tokens sit) by `?redacted`, its fragment dropped; scheme,
-/// host, port and path kept. Read as text, not parsed: a URL too malformed to parse (a bad
-/// port, an unclosed `[`) is redacted too, which is when it is most likely to be shown.
+/// its query (where API keys and tokens sit) by `?redacted`, its fragment (an
+/// `#access_token=…`) dropped; scheme, host, port and path kept. Read as text, not parsed: a
+/// URL too malformed to parse (a bad port, an unclosed `[`, a password with a `/` in it) is
+/// redacted too, which is when it is most likely to be shown. Everything between `://` and
+/// the last `@` before the path's first `/` after it is taken for user info, so a password
+/// holding `/`, `?` or `#` is hidden whole (at worst, a path with an `@` loses what comes
+/// before it).
 pub fn redact_url(url: &str) -> String {
     let (scheme, rest) = match url.split_once("://") {
         Some((scheme, rest)) => (Some(scheme), rest),
         None => (None, url),
     };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let host = match authority.rsplit_once('@') {
-        Some((_, host)) => format!("redacted@{host}"),
-        None => authority.to_owned(),
+    // The user info ends at the last `@` of the text before the host's end; the host's end
+    // is the first `/`, `?` or `#` after that `@` (or after the start when there is none).
+    let (host_and_tail, had_user_info) = match rest.rfind('@') {
+        Some(at) => (&rest[at + 1..], true),
+        None => (rest, false),
+    };
+    let authority_end = host_and_tail
+        .find(['/', '?', '#'])
+        .unwrap_or(host_and_tail.len());
+    let (authority, tail) = host_and_tail.split_at(authority_end);
+    let host = if had_user_info {
+        format!("redacted@{authority}")
+    } else {
+        authority.to_owned()
     };
     let tail = tail.split_once('#').map_or(tail, |(before, _)| before);
     let tail = match tail.split_once('?') {
@@ -871,6 +884,21 @@ mod tests {
             ),
             ("http://h?token=SECRET", "http://h?redacted"),
             ("user:pass@host/x", "redacted@host/x"),
+            // A password holding `/`, `#` or `?` is hidden whole.
+            (
+                "https://gw:k3y/Zz+SECRET@gw.example/v1",
+                "https://redacted@gw.example/v1",
+            ),
+            (
+                "https://gw:abc#SECRET@gw.example/v1",
+                "https://redacted@gw.example/v1",
+            ),
+            (
+                "https://gw:abc?SECRET@gw.example/v1?k=SECRET",
+                "https://redacted@gw.example/v1?redacted",
+            ),
+            ("http://h/a@b/c", "http://redacted@b/c"),
+            ("", ""),
         ] {
             assert_eq!(redact_url(url), shown, "{url}");
             assert!(!redact_url(url).contains("SECRET") && !redact_url(url).contains(":p@"));

@@ -202,9 +202,9 @@ fn stopped_note(event: &str, tool: &str, reason: Option<&str>) -> Message {
 
 /// After an accepted call (run or not) whose PreToolUse hook said `continue: false`: its
 /// `hook_stopped_continuation` note for the model, last (Claude Code's place for it).
-fn note_stopped(out: &mut CallOutcome, event: &str) {
+fn note_stopped(out: &mut CallOutcome) {
     if let Some(reason) = &out.stop_turn {
-        let note = stopped_note(event, &out.tool_name, reason.as_deref());
+        let note = stopped_note("PreToolUse", &out.tool_name, reason.as_deref());
         out.messages_after.push(note);
     }
 }
@@ -592,7 +592,7 @@ impl Pipeline {
                             out.decision_reason = reason;
                             // A hook's `continue: false` still ends the turn.
                             out.stop_turn = stop;
-                            note_stopped(&mut out, "PreToolUse");
+                            note_stopped(&mut out);
                             return *out;
                         }
                     }
@@ -651,7 +651,7 @@ impl Pipeline {
             out.stop_turn = stop;
             out.decision = Some(("accept", source));
             out.decision_reason = decision_reason;
-            note_stopped(&mut out, "PreToolUse");
+            note_stopped(&mut out);
             out
         };
         if ctx.is_cancelled() {
@@ -1579,7 +1579,7 @@ fn refused_change(
         out.decision_reason = reason;
     }
     out.stop_turn = stop;
-    note_stopped(&mut out, "PreToolUse");
+    note_stopped(&mut out);
     out
 }
 

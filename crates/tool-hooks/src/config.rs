@@ -227,7 +227,7 @@ impl HookHandler {
                 Some(args) if !args.is_empty() => format!("{} {}", c.command, args.join(" ")),
                 _ => c.command.clone(),
             },
-            HandlerKind::Http(h) => shown_url(&h.url),
+            HandlerKind::Http(h) => tool_core::redact_url(&h.url),
             HandlerKind::Native(n) => n.name().to_owned(),
         }
     }
@@ -1236,7 +1236,7 @@ impl FileLoader<'_> {
             if let Some(allowed) = self.url_allow
                 && let Some(refusal) = url_refusal(allowed, &http.url)
             {
-                let url = shown_url(&http.url);
+                let url = tool_core::redact_url(&http.url);
                 let why = match refusal {
                     UrlRefusal::NotAllowed => {
                         format!("http hook URL {url:?} is not in allowedHttpHookUrls")
@@ -1478,25 +1478,6 @@ impl HooksConfig {
         }
         out
     }
-}
-
-/// A hook URL as a diagnostic shows it: user info and query (where credentials sit)
-/// replaced by `redacted`, the fragment dropped.
-pub(crate) fn shown_url(url: &str) -> String {
-    let Ok(mut parsed) = reqwest::Url::parse(url) else {
-        return "<an unparsable URL>".to_owned();
-    };
-    if parsed.query().is_some() {
-        parsed.set_query(Some("redacted"));
-    }
-    if parsed.fragment().is_some() {
-        parsed.set_fragment(None);
-    }
-    if !parsed.username().is_empty() || parsed.password().is_some() {
-        let _ = parsed.set_username("redacted");
-        let _ = parsed.set_password(None);
-    }
-    parsed.to_string()
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{HttpHandler, shown_url};
+use crate::config::HttpHandler;
 use crate::matcher::glob_match;
 use crate::process::{Ending, MAX_STDOUT_BYTES, RawRun, StartRetry, delayed_text, shortage_name};
 
@@ -27,7 +27,7 @@ pub(crate) fn build_client() -> Result<reqwest::Client, reqwest::Error> {
 
 /// What makes `url` no URL an http hook can POST to, or `None` for one it can: it must
 /// parse as a URL, with the scheme `http` or `https` and a host. The problem names the URL
-/// as diagnostics show it ([`shown_url`]: credentials redacted); text that does not parse
+/// as diagnostics show it ([`tool_core::redact_url`]: credentials redacted); text that does not parse
 /// is not quoted (it may hold a secret that redaction cannot find), only why it does not.
 pub(crate) fn url_problem(url: &str) -> Option<String> {
     const NEEDS: &str = "an http hook's `url` must be an http:// or https:// URL with a host";
@@ -41,12 +41,15 @@ pub(crate) fn url_problem(url: &str) -> Option<String> {
     if !matches!(parsed.scheme(), "http" | "https") {
         return Some(format!(
             "{NEEDS}, got {:?}, whose scheme is {:?}",
-            shown_url(url),
+            tool_core::redact_url(url),
             parsed.scheme()
         ));
     }
     if parsed.host_str().is_none_or(str::is_empty) {
-        return Some(format!("{NEEDS}, got {:?}, which has none", shown_url(url)));
+        return Some(format!(
+            "{NEEDS}, got {:?}, which has none",
+            tool_core::redact_url(url)
+        ));
     }
     None
 }
@@ -368,7 +371,7 @@ pub(crate) async fn run_http(
                         let short = shortage_in(&e);
                         (
                             e,
-                            format!("request to {} failed", shown_url(&handler.url)),
+                            format!("request to {} failed", tool_core::redact_url(&handler.url)),
                             short,
                         )
                     }

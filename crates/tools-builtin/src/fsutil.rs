@@ -639,6 +639,17 @@ pub(crate) fn lock_exclusive(lock_path: &Path) -> io::Result<nix::fcntl::Flock<F
 /// directory (`chattr +a`, `+i`: a temporary file could be neither renamed nor removed
 /// there; a new file in an append-only one is created directly, not atomically), and a file
 /// the rename cannot replace (a single file bind-mounted into a container: `EBUSY`).
+///
+/// Writers in other processes (and of another name of the same file) are kept apart by the
+/// file system: the file a write replaces is locked (an exclusive `flock` on it, taken by
+/// every writer through here, in any process) from the writer's last look at it through
+/// the rename or the in-place rewrite, so that of two writers that began with the same
+/// version, the second looks only once the first is done, finds the file replaced and
+/// gives way ([`ChangedDuringWrite`]); the lock is waited for up to [`WRITE_LOCK_WAIT`],
+/// then the write goes on checked as before (a program that keeps the file locked must not
+/// hang it). A new file is put in place only where still no file is (`renameat2` with
+/// `RENAME_NOREPLACE`, else a hard link): one another writer created meanwhile is kept, and
+/// this write gives way.
 pub(crate) fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     atomic_write_confined(path, bytes, None)
 }
@@ -693,8 +704,9 @@ fn version(st: &nix::sys::stat::FileStat) -> [i64; 7] {
 
 /// [`atomic_write_confined`], with `before_rename` run right before the temporary file
 /// replaces the target (tests change the file there). The target is looked at again just
-/// before the rename: if it changed since the write began (its writing and `fsync` can take
-/// a while), the write is abandoned with [`ChangedDuringWrite`]. With `expected`, the
+/// before the rename, with its lock held ([`lock_and_recheck`]): if it changed since the
+/// write began (its writing and `fsync` can take a while), the write is abandoned with
+/// [`ChangedDuringWrite`]. With `expected`, the
 /// target must also be, when the write begins, the version a check verified before (else
 /// [`ChangedDuringWrite`] too, before anything is written).
 fn write_between(
@@ -798,14 +810,14 @@ fn write_in_dir(
         // Confined, another name of the file may lie outside the working directories: the
         // rename keeps the write inside (and breaks the link) instead.
         if st.st_nlink > 1 && !confine.is_some_and(Confinement::to_dirs) {
-            return write_in_place(&dir_fd, name, bytes);
+            return write_in_place(&dir_fd, name, bytes, st);
         }
     }
     // A directory whose entries can be neither renamed nor removed: a temporary file could
     // never replace the file, nor be taken away again.
     if let Some(fixed) = fixed_entries(&dir_fd) {
         return match &existing_file {
-            Some(st) => in_place_fallback(&dir_fd, name, bytes, Some(st), confine),
+            Some(st) => in_place_fallback(&dir_fd, name, bytes, st, confine),
             None => create_directly(&dir_fd, name, bytes, existing.is_some(), fixed),
         };
     }
@@ -814,7 +826,7 @@ fn write_in_dir(
     let old_xattrs = match &existing_file {
         Some(st) => match read_xattrs(&dir_fd, name, st)? {
             Some(attrs) => attrs,
-            None => return in_place_fallback(&dir_fd, name, bytes, Some(st), confine),
+            None => return in_place_fallback(&dir_fd, name, bytes, st, confine),
         },
         None => Vec::new(),
     };
@@ -832,10 +844,15 @@ fn write_in_dir(
             Ok(fd) => break (candidate, File::from(fd)),
             Err(nix::errno::Errno::EEXIST) => continue,
             Err(
-                nix::errno::Errno::EACCES | nix::errno::Errno::EROFS | nix::errno::Errno::EPERM,
-            ) if existing_file.is_some() => {
-                // No new file can be made here; the file itself may still be writable.
-                return in_place_fallback(&dir_fd, name, bytes, existing_file.as_ref(), confine);
+                e @ (nix::errno::Errno::EACCES
+                | nix::errno::Errno::EROFS
+                | nix::errno::Errno::EPERM),
+            ) => {
+                return match &existing_file {
+                    // No new file can be made here; the file itself may still be writable.
+                    Some(st) => in_place_fallback(&dir_fd, name, bytes, st, confine),
+                    None => Err(no_room_beside(e.into(), bytes.len(), dir, false)),
+                };
             }
             Err(e) => {
                 let replacing = existing_file.is_some();
@@ -866,20 +883,24 @@ fn write_in_dir(
             .map_err(|e| no_room_beside(e, bytes.len(), dir, existing_file.is_some()))?;
         drop(file);
         before_rename();
-        let now = nix::sys::stat::fstatat(
-            &dir_fd,
-            name.as_os_str(),
-            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
-        )
-        .ok();
-        if now.as_ref().map(version) != existing.as_ref().map(version) {
-            return Err(io::Error::other(ChangedDuringWrite));
-        }
-        match renameat(&dir_fd, tmp_name.as_os_str(), &dir_fd, name.as_os_str()) {
-            Ok(()) => {}
-            // A bind-mounted single file cannot be replaced, only rewritten.
-            Err(nix::errno::Errno::EBUSY) if existing_file.is_some() => return Ok(false),
-            Err(e) => return Err(io::Error::from(e)),
+        // The file's lock, held through the rename: a writer of it in another process checks
+        // it again only once this one is done, and finds it replaced.
+        let to_lock = existing_file.as_ref().and_then(|_| {
+            open_to_lock(&dir_fd, name, OFlag::O_RDONLY)
+                .ok()
+                .map(File::from)
+        });
+        let _held = lock_and_recheck(&dir_fd, name, to_lock.as_ref(), existing.as_ref())?;
+        if existing.is_none() {
+            // No file was here: never put this one over a file another writer made since.
+            place_new(&dir_fd, &tmp_name, name)?;
+        } else {
+            match renameat(&dir_fd, tmp_name.as_os_str(), &dir_fd, name.as_os_str()) {
+                Ok(()) => {}
+                // A bind-mounted single file cannot be replaced, only rewritten.
+                Err(nix::errno::Errno::EBUSY) if existing_file.is_some() => return Ok(false),
+                Err(e) => return Err(io::Error::from(e)),
+            }
         }
         // Make the rename itself durable. Not every platform can sync a directory.
         let _ = dir_fd.sync_all();
@@ -892,11 +913,172 @@ fn write_in_dir(
             nix::unistd::UnlinkatFlags::NoRemoveDir,
         );
     }
-    match result {
-        Ok(true) => Ok(()),
-        Ok(false) => in_place_fallback(&dir_fd, name, bytes, existing_file.as_ref(), confine),
-        Err(e) => Err(e),
+    match (result, &existing_file) {
+        (Ok(true), _) => Ok(()),
+        (Ok(false), Some(st)) => in_place_fallback(&dir_fd, name, bytes, st, confine),
+        // Only a file that is there can be rewritten in place (never asked for).
+        (Ok(false), None) => Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "there is no file to rewrite in place",
+        )),
+        (Err(e), _) => Err(e),
     }
+}
+
+/// How long a writer waits for the lock of the file it replaces ([`lock_and_recheck`])
+/// before it goes on without it. Writers hold it only from their last check of the file
+/// through the rename (or an in-place rewrite), so a longer hold is a program of the user's
+/// that locks the file for its own reasons, and must not hang the write.
+pub(crate) const WRITE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Opens the existing file `name` in `dir_fd` (`access`: `O_RDONLY` or `O_WRONLY`) to lock
+/// it: never through a link (`O_NOFOLLOW`), and non-blocking, so that a FIFO put in its place
+/// meanwhile neither hangs the open nor is taken for the file ([`lock_and_recheck`] refuses
+/// it).
+fn open_to_lock(
+    dir_fd: &File,
+    name: &OsString,
+    access: nix::fcntl::OFlag,
+) -> nix::Result<std::os::fd::OwnedFd> {
+    use nix::fcntl::OFlag;
+    nix::fcntl::openat(
+        dir_fd,
+        name.as_os_str(),
+        access | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+}
+
+/// The lock of the file a write replaces, while held: released when dropped (and, at the
+/// latest, when its handle is closed).
+struct WriteLock<'a>(Option<&'a File>);
+
+impl Drop for WriteLock<'_> {
+    fn drop(&mut self) {
+        if let Some(file) = self.0 {
+            let _ = rustix::fs::flock(file, rustix::fs::FlockOperation::Unlock);
+        }
+    }
+}
+
+/// The last check before a write replaces (or rewrites) `name` in `dir_fd`: the name must
+/// still be the version the write began with (`existing`; `None`: no file), else
+/// [`ChangedDuringWrite`]. Before it, `file` (the existing file, opened by
+/// [`open_to_lock`]; `None` where it could not be opened, such as a file this user may not
+/// read, or where there is no file) must be that very file (else [`ChangedDuringWrite`]),
+/// and is locked: an exclusive `flock` on it, which every writer through [`atomic_write`]
+/// takes, in any process, and holds through the rename or the rewrite (hold the returned
+/// lock until then). A writer that checked the same version waits here for the one before
+/// it, then finds the file replaced (or rewritten) and keeps it. The wait is bounded by
+/// [`WRITE_LOCK_WAIT`]: a holder that keeps the lock longer (another program of the user's
+/// that locks the file; not a writer of ours), or a file system without `flock`, leaves the
+/// write to this check alone, as other programs' writes are.
+fn lock_and_recheck<'a>(
+    dir_fd: &File,
+    name: &OsString,
+    file: Option<&'a File>,
+    existing: Option<&nix::sys::stat::FileStat>,
+) -> io::Result<WriteLock<'a>> {
+    let mut held = WriteLock(None);
+    if let (Some(file), Some(st)) = (file, existing) {
+        let now = nix::sys::stat::fstat(file)?;
+        if file_kind(&now) != SFlag::S_IFREG || (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) {
+            return Err(io::Error::other(ChangedDuringWrite));
+        }
+        if wait_for_lock(file, name) {
+            held = WriteLock(Some(file));
+        }
+    }
+    let now = nix::sys::stat::fstatat(
+        dir_fd,
+        name.as_os_str(),
+        nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+    )
+    .ok();
+    if now.as_ref().map(version) != existing.map(version) {
+        return Err(io::Error::other(ChangedDuringWrite));
+    }
+    Ok(held)
+}
+
+/// Takes an exclusive `flock` on `file`, trying again (a few milliseconds apart) while
+/// another holds it, for up to [`WRITE_LOCK_WAIT`]. `false`: not taken (still held by
+/// another after the wait, or a file system that has no such locks).
+fn wait_for_lock(file: &File, name: &OsString) -> bool {
+    use rustix::fs::{FlockOperation, flock};
+    use rustix::io::Errno;
+    let start = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match flock(file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return true,
+            Err(Errno::INTR) => continue,
+            Err(Errno::WOULDBLOCK) if start.elapsed() < WRITE_LOCK_WAIT => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(20));
+            }
+            Err(Errno::WOULDBLOCK) => {
+                tracing::warn!(
+                    file = %Path::new(name).display(),
+                    "another process has held a lock on the file for {}s: writing without it",
+                    WRITE_LOCK_WAIT.as_secs()
+                );
+                return false;
+            }
+            // No `flock` here (some network and FUSE file systems).
+            Err(_) => return false,
+        }
+    }
+}
+
+/// Puts the temporary file `tmp` of `dir_fd` at `name`, where the write found no file, and
+/// never over a file another writer made there since ([`ChangedDuringWrite`]: theirs is
+/// kept): `renameat2` with `RENAME_NOREPLACE` (Linux), else, on a file system without it, a
+/// hard link (`link` never replaces a name) and the temporary name removed, else, on one
+/// without hard links either, a plain rename, which the check just before it guards.
+fn place_new(dir_fd: &File, tmp: &OsString, name: &OsString) -> io::Result<()> {
+    use nix::errno::Errno;
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use rustix::fs::{RenameFlags, renameat_with};
+        match renameat_with(
+            dir_fd,
+            tmp.as_os_str(),
+            dir_fd,
+            name.as_os_str(),
+            RenameFlags::NOREPLACE,
+        ) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::EXIST) => return Err(io::Error::other(ChangedDuringWrite)),
+            // Not on this file system (or kernel).
+            Err(
+                rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS | rustix::io::Errno::OPNOTSUPP,
+            ) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    match nix::unistd::linkat(
+        dir_fd,
+        tmp.as_os_str(),
+        dir_fd,
+        name.as_os_str(),
+        nix::fcntl::AtFlags::empty(),
+    ) {
+        Ok(()) => {
+            // Should this fail, the extra name is a temporary file's, removed as one.
+            let _ = nix::unistd::unlinkat(
+                dir_fd,
+                tmp.as_os_str(),
+                nix::unistd::UnlinkatFlags::NoRemoveDir,
+            );
+            return Ok(());
+        }
+        Err(Errno::EEXIST) => return Err(io::Error::other(ChangedDuringWrite)),
+        // No hard links on this file system.
+        Err(Errno::EPERM | Errno::EOPNOTSUPP | Errno::ENOSYS | Errno::EMLINK) => {}
+        Err(e) => return Err(e.into()),
+    }
+    nix::fcntl::renameat(dir_fd, tmp.as_os_str(), dir_fd, name.as_os_str()).map_err(Into::into)
 }
 
 /// `e`, a failure to make or write the temporary file, with why a full disk (or quota)
@@ -1193,34 +1375,46 @@ fn in_place_fallback(
     dir_fd: &File,
     name: &OsString,
     bytes: &[u8],
-    existing: Option<&nix::sys::stat::FileStat>,
+    existing: &nix::sys::stat::FileStat,
     confine: Option<&Confinement>,
 ) -> io::Result<()> {
-    if confine.is_some_and(Confinement::to_dirs) && existing.is_some_and(|st| st.st_nlink > 1) {
+    if confine.is_some_and(Confinement::to_dirs) && existing.st_nlink > 1 {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             "refusing to rewrite a hard-linked file in place: another name of it may lie outside the working directories",
         ));
     }
-    write_in_place(dir_fd, name, bytes)
+    write_in_place(dir_fd, name, bytes, existing)
 }
 
-/// Rewrites the existing file `name` in `dir_fd` in place: for the files [`atomic_write`]
-/// must not replace by a rename. Not atomic, but a full disk or a file size limit refuses
-/// the write before any byte of the file changes: the space is reserved first, then the
-/// bytes are written over the old ones, then the file is cut to their length (it is never
-/// truncated first).
-fn write_in_place(dir_fd: &File, name: &OsString, bytes: &[u8]) -> io::Result<()> {
-    use nix::fcntl::{OFlag, openat};
-    use nix::sys::stat::Mode;
-    let mut file = File::from(openat(
-        dir_fd,
-        name.as_os_str(),
-        OFlag::O_WRONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    )?);
+/// Rewrites the existing file `name` in `dir_fd` (the version `existing` describes) in
+/// place: for the files [`atomic_write`] must not replace by a rename. Not atomic, but a full
+/// disk or a file size limit refuses the write before any byte of the file changes: the
+/// space is reserved first, then the bytes are written over the old ones, then the file is
+/// cut to their length (it is never truncated first). The file's lock is held throughout
+/// ([`lock_and_recheck`]), and a file that is no longer that version is
+/// [`ChangedDuringWrite`], left as it is.
+fn write_in_place(
+    dir_fd: &File,
+    name: &OsString,
+    bytes: &[u8],
+    existing: &nix::sys::stat::FileStat,
+) -> io::Result<()> {
+    use nix::fcntl::OFlag;
+    let file = match open_to_lock(dir_fd, name, OFlag::O_WRONLY) {
+        Ok(fd) => File::from(fd),
+        Err(e) => {
+            // A name taken since by something that cannot be opened so (a FIFO without a
+            // reader, a link) is another writer's change; anything else is this write's
+            // failure.
+            lock_and_recheck(dir_fd, name, None, Some(existing))?;
+            return Err(e.into());
+        }
+    };
+    let _held = lock_and_recheck(dir_fd, name, Some(&file), Some(existing))?;
     reserve(&file, bytes.len())?;
-    file.write_all(bytes)?;
+    // Through a shared reference: the lock borrows the handle.
+    (&file).write_all(bytes)?;
     file.set_len(bytes.len() as u64)?;
     file.sync_all()
 }
@@ -2611,6 +2805,39 @@ mod tests {
         )
         .unwrap();
         assert_eq!(fs::read_to_string(&file).unwrap(), "v3\n");
+    }
+
+    /// An in-place rewrite (a hard-linked file) takes the file's lock too: it waits while
+    /// another writer holds it, and a change that writer made under it is kept.
+    #[test]
+    fn an_in_place_rewrite_waits_for_the_files_lock_and_keeps_a_change_made_under_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.txt");
+        let twin = dir.path().join("twin.txt");
+        fs::write(&file, "old").unwrap();
+        fs::hard_link(&file, &twin).unwrap();
+        let held = File::open(&file).unwrap();
+        rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
+        let writer = std::thread::spawn({
+            let file = file.clone();
+            move || atomic_write(&file, b"ours")
+        });
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let waited = !writer.is_finished();
+        // The holder rewrites the file in place, as such a writer does, and lets go.
+        fs::write(&twin, "theirs, longer").unwrap();
+        drop(held);
+        let result = writer.join().unwrap();
+        assert!(
+            waited,
+            "the in-place rewrite did not wait for the lock: {result:?}"
+        );
+        let err = result.unwrap_err();
+        assert!(err.get_ref().unwrap().is::<ChangedDuringWrite>(), "{err}");
+        assert_eq!(fs::read_to_string(&file).unwrap(), "theirs, longer");
+        // Free, the rewrite goes through, in place.
+        atomic_write(&file, b"ours").unwrap();
+        assert_eq!(fs::read_to_string(&twin).unwrap(), "ours");
     }
 
     #[test]

@@ -795,6 +795,10 @@ fn push_line(text: &mut String, line: &str) {
 /// anything) becomes a note, since it would fail every later request of the conversation.
 pub(crate) fn render_cells(cells: &[serde_json::Value]) -> Vec<ContentBlock> {
     let mut blocks = Vec::new();
+    // As a read of the notebook: at most MAX_NOTEBOOK_IMAGES images, and
+    // MAX_NOTEBOOK_IMAGES_BASE64 of base64 together (a replacement's images each pass the
+    // API's checks, and all of them go with every later request).
+    let (mut images, mut images_base64) = (0usize, 0usize);
     for cell in cells {
         let text = |key: &str| cell[key].as_str().unwrap_or_default();
         let (id, cell_type, language) = (text("cell_id"), text("cellType"), text("language"));
@@ -814,8 +818,24 @@ pub(crate) fn render_cells(cells: &[serde_json::Value]) -> Vec<ContentBlock> {
                 blocks.push(ContentBlock::text(t));
             }
             if output.get("image").is_some_and(|i| !i.is_null()) {
-                blocks.push(match checked_image(&output["image"]) {
-                    Ok((media_type, data)) => ContentBlock::image(media_type, data.to_owned()),
+                let shown = checked_image(&output["image"]).and_then(|(media_type, data)| {
+                    if images >= MAX_NOTEBOOK_IMAGES {
+                        return Err(format!("a read shows at most {MAX_NOTEBOOK_IMAGES} images"));
+                    }
+                    if images_base64 + data.len() > MAX_NOTEBOOK_IMAGES_BASE64 {
+                        return Err(format!(
+                            "the images of one read carry at most {} MB of base64, and the ones shown above take most of it",
+                            MAX_NOTEBOOK_IMAGES_BASE64 >> 20
+                        ));
+                    }
+                    Ok((media_type, data))
+                });
+                blocks.push(match shown {
+                    Ok((media_type, data)) => {
+                        images += 1;
+                        images_base64 += data.len();
+                        ContentBlock::image(media_type, data.to_owned())
+                    }
                     Err(why) => ContentBlock::text(format!("[Image output omitted: {why}]")),
                 });
             }
@@ -827,22 +847,10 @@ pub(crate) fn render_cells(cells: &[serde_json::Value]) -> Vec<ContentBlock> {
 /// An output's `image` (`{image_data, media_type}`) as the API takes it: its media type
 /// read from the bytes, and its base64; or why it cannot be shown.
 fn checked_image(image: &serde_json::Value) -> Result<(&'static str, &str), String> {
-    use base64::Engine as _;
     let data = image["image_data"]
         .as_str()
         .ok_or("its `image_data` is not a string")?;
-    // Before decoding: longer than the base64 of the largest image the API takes.
-    if data.len() > tool_core::MAX_IMAGE_BYTES.div_ceil(3) * 4 {
-        return Err(tool_core::ImageRejection::TooLarge {
-            size: data.len() / 4 * 3,
-        }
-        .to_string());
-    }
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(data.as_bytes())
-        .map_err(|_| "its data is not valid base64".to_owned())?;
-    let media_type = tool_core::check_image(&bytes).map_err(|e| e.to_string())?;
-    Ok((media_type, data))
+    Ok((crate::read::checked_base64_image(data)?, data))
 }
 
 /// An output's type, its text and the base64 of its image (PNG or JPEG), if it has one

@@ -114,16 +114,38 @@ pub enum ReadData {
     },
 }
 
+/// The media type of the image whose base64 is `data`, read from its bytes, when the API
+/// takes it ([`tool_core::check_image`]); else why not.
+pub(crate) fn checked_base64_image(data: &str) -> Result<&'static str, String> {
+    use base64::Engine as _;
+    // Before decoding: longer than the base64 of the largest image the API takes.
+    if data.len() > tool_core::MAX_IMAGE_BYTES.div_ceil(3) * 4 {
+        return Err(tool_core::ImageRejection::TooLarge {
+            size: data.len() / 4 * 3,
+        }
+        .to_string());
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.as_bytes())
+        .map_err(|_| "its data is not valid base64".to_owned())?;
+    tool_core::check_image(&bytes).map_err(|e| e.to_string())
+}
+
 impl ReadData {
     /// What the model sees for this data, as a call would show it (without the notices a
     /// call adds: a partial view, scanned PDF pages): used for a hook's replacement output.
     pub fn render(&self) -> ToolResultContent {
         match self {
             Self::Text { file } => ToolResultContent::Text(file.model_text()),
-            Self::Image { file } => ToolResultContent::Blocks(vec![ContentBlock::image(
-                &file.media_type,
-                file.base64.clone(),
-            )]),
+            // A hook's replacement may carry anything: shown only as the API takes it (one
+            // image it refuses would fail every later request of the conversation).
+            Self::Image { file } => match checked_base64_image(&file.base64) {
+                Ok(media_type) => ToolResultContent::Blocks(vec![ContentBlock::image(
+                    media_type,
+                    file.base64.clone(),
+                )]),
+                Err(why) => ToolResultContent::Text(format!("[Image omitted: {why}]")),
+            },
             Self::Pdf { file } => ToolResultContent::Text(file.model_text()),
             Self::Notebook { file } if file.cells.is_empty() => {
                 ToolResultContent::Text(NOTEBOOK_NO_CELLS_NOTICE.to_owned())

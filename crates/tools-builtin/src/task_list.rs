@@ -680,7 +680,7 @@ impl TaskListStore {
 
     /// Creates the list's directory if needed and takes its lock (blocking until free). A
     /// directory it creates (the list's, and `tasks` and above when missing) is the owner's
-    /// alone (0700, whatever the umask): tasks' subjects and descriptions are the model's
+    /// alone (0700: a umask can only take bits away, never give others any): tasks' subjects and descriptions are the model's
     /// words and may hold anything. An existing directory keeps its mode.
     fn lock(&self, list_id: &str) -> Result<LockedList, TaskStoreError> {
         let dir = self.list_dir(list_id);

@@ -191,7 +191,11 @@ struct GitRun {
 
 /// Runs `git args...` in `dir`. Errors only when git cannot be started.
 async fn run_git(dir: &Path, args: &[&str]) -> Result<GitRun, ToolError> {
-    let out = Command::new("git")
+    let mut command = Command::new("git");
+    // Its hooks (`post-checkout`) run the repository's code: no credentials with the scrub
+    // on, as for Bash.
+    tool_core::process::scrub_credentials(command.as_std_mut());
+    let out = command
         .args(args)
         .current_dir(dir)
         .env("GIT_TERMINAL_PROMPT", "0")

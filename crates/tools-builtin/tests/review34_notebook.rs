@@ -306,3 +306,32 @@ async fn a_replacement_output_renders_its_images_and_refuses_bad_ones() {
         "{rendered:?}"
     );
 }
+
+/// A hook's replacement output carries as many images as a read shows at most (20), not the
+/// 40 it names: all of them go with every later request of the conversation.
+#[tokio::test]
+async fn a_replacement_output_shows_no_more_images_than_a_read() {
+    use tool_core::Tool as _;
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let png = noise_png(20);
+    let nb = write_nb(
+        dir.path(),
+        "n.ipynb",
+        json!([{"cell_type": "code", "execution_count": 1, "id": "p", "metadata": {},
+            "outputs": [{"output_type": "display_data", "metadata": {}, "data": {"image/png": png}}],
+            "source": "plot()"}]),
+    );
+    let out = run(&Read, &c, json!({"file_path": nb})).await.unwrap();
+    let mut replaced = out.structured.clone();
+    let one = replaced["file"]["cells"][0]["outputs"][0].clone();
+    replaced["file"]["cells"][0]["outputs"] = json!(vec![one; 40]);
+    let rendered = Read.render_output(&replaced).unwrap();
+    assert_eq!(image_blocks(&rendered).len(), 20, "images shown");
+    assert!(
+        rendered
+            .joined_text()
+            .contains("[Image output omitted: a read shows at most 20 images]"),
+        "{rendered:?}"
+    );
+}

@@ -135,8 +135,37 @@ impl StderrLog {
 /// What stands for a configured value in a server's log and error texts.
 pub(crate) const REDACTED: &str = "[redacted]";
 
-/// A value of at least this many characters in a server's `env` or `headers` is never shown.
-const SECRET_MIN_CHARS: usize = 8;
+/// A value of at least this many characters in a server's `env` or `headers` is never shown,
+/// whatever its name (but [`NOT_SECRET_NAMES`]), unless it is a path: long enough that a
+/// region (`us-east-1`) or a mode (`production`) is no secret, short enough that a password
+/// under a plain name (`DB=…`) or a connection URL with one in it is.
+const SECRET_MIN_CHARS: usize = 16;
+
+/// A word of a value at least this long is one too (the token of `Bearer <token>`).
+const SECRET_WORD_MIN_CHARS: usize = 8;
+
+/// Names whose values are settings, not secrets, whatever their length (compared ignoring
+/// case): exact names, and suffixes after `_`.
+const NOT_SECRET_NAMES: &[&str] = &[
+    "PATH",
+    "HOME",
+    "PWD",
+    "OLDPWD",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "TMPDIR",
+    "TERM",
+    "PYTHONPATH",
+    "NODE_PATH",
+    "RUST_LOG",
+];
+const NOT_SECRET_SUFFIXES: &[&str] = &[
+    "_ENV", "_LEVEL", "_REGION", "_DIR", "_PATH", "_HOME", "_MODE", "_PORT",
+];
 
 /// A value of at least this many characters is never shown when its name says it is a
 /// credential ([`CREDENTIAL_NAME_WORDS`]); nor is a piece of a secret this long at either
@@ -166,10 +195,11 @@ const NO_SECRETS: &[&str] = &[
 
 /// The values of a server's configured `env` (stdio) or `headers` (HTTP) that its log and
 /// error texts never show, longest first: every value of at least [`SECRET_MIN_CHARS`]
-/// characters, and one of at least [`SHORT_SECRET_MIN_CHARS`] whose name holds one of
-/// [`CREDENTIAL_NAME_WORDS`]; never a boolean-like word ([`NO_SECRETS`]) or a `${VAR}` left
+/// characters that is no path, and one of at least [`SHORT_SECRET_MIN_CHARS`] whose name
+/// holds one of [`CREDENTIAL_NAME_WORDS`]; never one of [`NOT_SECRET_NAMES`] (`HOME`,
+/// `NODE_ENV`, `AWS_REGION`), a boolean-like word ([`NO_SECRETS`]) or a `${VAR}` left
 /// unexpanded. Each whitespace-separated word of a value that is itself at least
-/// [`SECRET_MIN_CHARS`] long (the token of `Bearer <token>`) is one too, and so is each as
+/// [`SECRET_WORD_MIN_CHARS`] long (the token of `Bearer <token>`) is one too, and so is each as
 /// JSON writes it inside a string (a log notification's data is quoted as JSON).
 fn configured_secrets(transport: &TransportConfig) -> Vec<String> {
     let pairs = match transport {
@@ -181,15 +211,28 @@ fn configured_secrets(transport: &TransportConfig) -> Vec<String> {
     let mut secrets: Vec<String> = Vec::new();
     for (name, value) in pairs {
         let name = name.to_ascii_uppercase();
+        if NOT_SECRET_NAMES.contains(&name.as_str())
+            || NOT_SECRET_SUFFIXES.iter().any(|s| name.ends_with(s))
+        {
+            continue;
+        }
         let credential = CREDENTIAL_NAME_WORDS.iter().any(|w| name.contains(w));
+        // A path under a plain name (`CONFIG=/etc/srv/conf.yml`) is where a file is.
+        let path = |v: &str| {
+            let v = v.trim();
+            v.starts_with('/') || v.starts_with("~/") || v.starts_with("./") || v.starts_with("../")
+        };
+        if !credential && path(value) {
+            continue;
+        }
         let min = if credential {
             SHORT_SECRET_MIN_CHARS
         } else {
             SECRET_MIN_CHARS
         };
-        let words = value
-            .split_whitespace()
-            .filter(|w| *w != value && w.chars().count() >= SECRET_MIN_CHARS);
+        let words = value.split_whitespace().filter(|w| {
+            *w != value && w.chars().count() >= SECRET_WORD_MIN_CHARS && (credential || !path(w))
+        });
         let candidates = std::iter::once(value.as_str())
             .filter(|v| v.trim().chars().count() >= min)
             .chain(words);
@@ -848,22 +891,6 @@ fn unexpanded_url(url: &str) -> String {
         "its url {}; it is not a URL to connect to",
         why.join(", and ")
     )
-}
-
-/// A server URL as error texts show it: scheme, host, port and path; user info and query
-/// (where credentials sit) replaced by `redacted`.
-pub(crate) fn shown_url(url: &str) -> String {
-    let Ok(mut parsed) = reqwest::Url::parse(url) else {
-        return "<the configured URL>".to_owned();
-    };
-    if parsed.query().is_some_and(|q| !q.is_empty()) {
-        parsed.set_query(Some("redacted"));
-    }
-    if !parsed.username().is_empty() || parsed.password().is_some() {
-        let _ = parsed.set_username("redacted");
-        let _ = parsed.set_password(None);
-    }
-    parsed.to_string()
 }
 
 /// The user info and the query of a server URL as its configured text has them (a parsed URL
@@ -1882,7 +1909,7 @@ impl ServerConn {
         let Ok(parsed) = reqwest::Url::parse(url) else {
             // A URL that does not parse was never connected to: only our own texts quote
             // it, and whole.
-            return text.replace(url.as_str(), &shown_url(url));
+            return text.replace(url.as_str(), &tool_core::redact_url(url));
         };
         let (raw_info, raw_query) = raw_credentials(url);
         let user = parsed.username();
@@ -1979,7 +2006,7 @@ impl ServerConn {
     /// there from http://host/mcp?redacted)`), saying when that was another origin, which
     /// was not sent the configured headers.
     fn answered_at(&self, url: &str) -> String {
-        let configured = shown_url(url);
+        let configured = tool_core::redact_url(url);
         match self.answered.get() {
             Some(answered) => {
                 let other = if answered.other_origin {
@@ -1989,7 +2016,7 @@ impl ServerConn {
                 };
                 format!(
                     "{} (redirected there from {configured}{other})",
-                    shown_url(answered.url.as_str())
+                    tool_core::redact_url(answered.url.as_str())
                 )
             }
             None => configured,
@@ -3945,8 +3972,15 @@ mod tests {
             ("LOG_LEVEL", "debug"),
             ("SECRET_FLAG", "disabled"),
             ("GH_TOKEN", "${GH_TOKEN}"),
-            ("QUOTED", "a\"quoted\"secret"),
+            ("QUOTED_SECRET", "a\"quoted\"secret"),
             ("TINY_KEY", "abc"),
+            // Settings, not secrets: no config value is hidden in the server's errors.
+            ("HOME", "/home/me/some/long/dir"),
+            ("NODE_ENV", "production-cluster-7"),
+            ("AWS_REGION", "us-east-1-extended-zone"),
+            ("CONFIG", "/etc/server/config.yml"),
+            ("STAGE", "production"),
+            ("CONN", "postgres://u:longpassword@db/app"),
         ]));
         for expected in [
             "dbpass-SECRET-42",
@@ -3959,7 +3993,25 @@ mod tests {
                 "{expected}: {secrets:?}"
             );
         }
-        for not in ["1", "true", "debug", "disabled", "${GH_TOKEN}", "abc"] {
+        assert!(
+            secrets
+                .iter()
+                .any(|s| s == "postgres://u:longpassword@db/app"),
+            "{secrets:?}"
+        );
+        for not in [
+            "1",
+            "true",
+            "debug",
+            "disabled",
+            "${GH_TOKEN}",
+            "abc",
+            "/home/me/some/long/dir",
+            "production-cluster-7",
+            "us-east-1-extended-zone",
+            "/etc/server/config.yml",
+            "production",
+        ] {
             assert!(!secrets.iter().any(|s| s == not), "{not}: {secrets:?}");
         }
         let http = TransportConfig::Http {

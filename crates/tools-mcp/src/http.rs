@@ -152,7 +152,7 @@ fn refused_elsewhere(
     from: Option<&reqwest::Url>,
     next: &reqwest::Url,
 ) -> Option<String> {
-    let shown = crate::client::shown_url(next.as_str());
+    let shown = tool_core::redact_url(next.as_str());
     if !matches!(next.scheme(), "http" | "https") {
         return Some(format!(
             "the server redirected the request to {shown}, which is no http(s) URL: not followed"
@@ -214,14 +214,14 @@ fn redirect_policy() -> reqwest::redirect::Policy {
             // Not shown: the request is sent there again (`SessionAwareClient::following`).
             Ok(Ok(false)) => attempt.error(RedirectRefused(format!(
                 "the server redirected the request to {}, another origin",
-                crate::client::shown_url(next.as_str())
+                tool_core::redact_url(next.as_str())
             ))),
             Ok(Err(why)) => attempt.error(RedirectRefused(why)),
             Err(_) if same_origin && previous.len() <= MAX_REDIRECTS => attempt.follow(),
             Err(_) if same_origin => attempt.error(RedirectRefused(too_many())),
             Err(_) => attempt.error(RedirectRefused(format!(
                 "the server redirected the request to {}, another origin: not followed",
-                crate::client::shown_url(next.as_str())
+                tool_core::redact_url(next.as_str())
             ))),
         }
     })
@@ -284,7 +284,7 @@ impl SessionAwareClient {
             hops += followed;
             if let (Err(_), Some(next)) = (&result, elsewhere) {
                 tracing::debug!(
-                    to = %crate::client::shown_url(next.as_str()),
+                    to = %tool_core::redact_url(next.as_str()),
                     "redirected to another origin: sent again there without the configured headers"
                 );
                 hops += 1;

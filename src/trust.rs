@@ -43,21 +43,42 @@ pub fn record_path() -> Option<PathBuf> {
 /// The record at `path`: a missing or empty file (0 bytes, or only white space: nothing is
 /// in it to lose) is an empty record; one that is not JSON is an error, never overwritten.
 /// So is one that is no regular file once symlinks are followed (a directory, a FIFO, a
-/// device): see [`read_regular_file`].
+/// device): see [`read_regular_file`]. A record that reads as empty or as JSON that ends
+/// early is read again for a moment first ([`tool_core::reread_while_torn`]): Claude Code,
+/// or another program, saving it in place (truncate, then write) leaves it so for a moment,
+/// and a folder trusted there would be taken as untrusted for the whole session.
 fn read_record(path: &Path) -> Result<Value, String> {
-    match read_regular_file(path) {
-        Ok(text) if text.trim_start_matches('\u{feff}').trim().is_empty() => {
-            Ok(Value::Object(Map::new()))
-        }
-        // Read as the settings and MCP loaders read theirs: a byte order mark (Windows
-        // editors write one) skipped, half a surrogate pair (which Claude Code's
-        // JSON.stringify writes for a cut emoji) read as U+FFFD.
-        Ok(text) => match tool_core::parse_config_json(&text) {
-            Ok(record) if record.is_object() => Ok(record),
-            // `null`, `[]`: no record trust can be read from or written into.
-            Ok(_) => Err(format!("{} does not hold a JSON object", shell_word(path))),
-            Err(e) => Err(format!("{} is not valid JSON: {e}", shell_word(path))),
-        },
+    /// A read: the text, parsed (`None` when blank).
+    type Read = std::io::Result<(String, Option<serde_json::Result<Value>>)>;
+    let torn = |read: &Read| {
+        read.as_ref().is_ok_and(|(_, parsed)| match parsed {
+            None => true,
+            Some(parsed) => parsed.as_ref().is_err_and(serde_json::Error::is_eof),
+        })
+    };
+    let same = |a: &Read, b: &Read| match (a, b) {
+        (Ok((a, _)), Ok((b, _))) => a == b,
+        _ => false,
+    };
+    // Each read parsed once (the record grows past 100 MB).
+    let read = || {
+        let read = read_regular_file(path).map(|text| {
+            let blank = text.trim_start_matches('\u{feff}').trim().is_empty();
+            // Read as the settings and MCP loaders read theirs: a byte order mark (Windows
+            // editors write one) skipped, half a surrogate pair (which Claude Code's
+            // JSON.stringify writes for a cut emoji) read as U+FFFD.
+            let parsed = (!blank).then(|| tool_core::parse_config_json(&text));
+            (text, parsed)
+        });
+        let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        (read, modified)
+    };
+    match tool_core::reread_while_torn(read, torn, same) {
+        Ok((_, None)) => Ok(Value::Object(Map::new())),
+        Ok((_, Some(Ok(record)))) if record.is_object() => Ok(record),
+        // `null`, `[]`: no record trust can be read from or written into.
+        Ok((_, Some(Ok(_)))) => Err(format!("{} does not hold a JSON object", shell_word(path))),
+        Ok((_, Some(Err(e)))) => Err(format!("{} is not valid JSON: {e}", shell_word(path))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Value::Object(Map::new())),
         Err(e) => Err(format!("cannot read {}: {e}", shell_word(path))),
     }

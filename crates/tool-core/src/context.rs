@@ -636,6 +636,90 @@ pub fn read_config_text(path: &std::path::Path) -> std::io::Result<(String, bool
     }
 }
 
+/// A configuration file's text as [`read_config_text`] reads it, read again while it looks
+/// caught in the middle of an in-place rewrite ([`config_text_looks_torn`]: blank, or JSON
+/// that ends early), as [`reread_while_torn`] does: a program that saves the file in place
+/// (truncate, then write: Node's `fs.writeFileSync`, an editor's in-place save) leaves it
+/// empty, then cut, for a moment, and a read then would take the file as `{}` or report it
+/// invalid, dropping its deny rules for the whole session. What the last read gave is
+/// returned: the settled text, or the blank or cut text of a file that really is so (which
+/// the caller takes as blank or reports), or an error. A file replaced by an atomic rename
+/// is never seen torn and is read once.
+pub fn read_config_text_settled(path: &Path) -> std::io::Result<(String, bool)> {
+    reread_while_torn(
+        || (read_config_text(path), modified(path)),
+        |read| {
+            read.as_ref()
+                .is_ok_and(|(text, _)| config_text_looks_torn(text))
+        },
+        |a, b| match (a, b) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        },
+    )
+}
+
+/// Whether a configuration file's text looks like a file caught in the middle of an
+/// in-place rewrite: blank (after a byte order mark), or JSON that ends early (serde's "EOF
+/// while parsing", as [`parse_config_json`] reads it). Such a text is worth reading again
+/// ([`reread_while_torn`]) before it is taken as blank or reported invalid.
+pub fn config_text_looks_torn(text: &str) -> bool {
+    without_bom(text).trim().is_empty() || parse_config_json(text).is_err_and(|e| e.is_eof())
+}
+
+/// The pauses before each re-read of a configuration file that looks caught mid-rewrite
+/// ([`reread_while_torn`]): five re-reads, 150 ms in all at most.
+pub const TORN_REREAD_PAUSES: [std::time::Duration; 5] = [
+    std::time::Duration::from_millis(10),
+    std::time::Duration::from_millis(20),
+    std::time::Duration::from_millis(30),
+    std::time::Duration::from_millis(40),
+    std::time::Duration::from_millis(50),
+];
+
+/// How long a file must have been left unchanged for two identical reads of it to settle it
+/// ([`reread_while_torn`]): a writer stopped between its truncation and its writes (held
+/// back on a busy machine) leaves the file as it is for a moment, but only for a moment.
+pub const TORN_SETTLED_AFTER: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Reads with `read` (what it gives, and when the file was last modified, if known) and
+/// reads again after each of [`TORN_REREAD_PAUSES`] while what it gave `looks_torn`,
+/// stopping at the first read that does not, or at two consecutive reads that are the
+/// `same`, of a file with the same modification time that is at least
+/// [`TORN_SETTLED_AFTER`] old (a file that really is blank or cut: a writer in the middle
+/// of a rewrite changes the file, and does so within moments). Returns what the last read
+/// gave. So a file caught mid-rewrite by an in-place writer is read once it is written,
+/// while one that really looks torn costs one pause when it has not changed for a while,
+/// and the whole window (150 ms) at most.
+pub fn reread_while_torn<T>(
+    mut read: impl FnMut() -> (T, Option<std::time::SystemTime>),
+    looks_torn: impl Fn(&T) -> bool,
+    same: impl Fn(&T, &T) -> bool,
+) -> T {
+    let (mut last, mut modified) = read();
+    for pause in TORN_REREAD_PAUSES {
+        if !looks_torn(&last) {
+            break;
+        }
+        std::thread::sleep(pause);
+        let (next, next_modified) = read();
+        // A time in the future (another machine's clock) is not old.
+        let old =
+            next_modified.is_none_or(|t| t.elapsed().is_ok_and(|age| age >= TORN_SETTLED_AFTER));
+        let settled = same(&last, &next) && modified == next_modified && old;
+        (last, modified) = (next, next_modified);
+        if settled {
+            break;
+        }
+    }
+    last
+}
+
+/// When the file at `path` was last modified, if that can be known.
+fn modified(path: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
 /// For a `path` that is not there: the error for the link to nothing that is the reason
 /// (the path itself, or the nearest of its directories that is there as a name), if any.
 fn dangling_link_above(path: &Path) -> Option<std::io::Error> {

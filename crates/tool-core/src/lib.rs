@@ -107,9 +107,10 @@ pub use content::{
 };
 pub use context::{
     AgentInfo, AppState, ContentReplacementState, DenialTracking, McpClientInfo, McpClientState,
-    NOT_UTF8_NOTE, Notification, NotificationSink, RefreshTools, ToolOptions, ToolUseContext,
-    env_truthy, git_root, is_inline_json, local_settings_path, managed_drop_ins,
-    managed_settings_dir, parse_config_json, project_dirs, read_config_text, without_bom,
+    NOT_UTF8_NOTE, Notification, NotificationSink, RefreshTools, TORN_REREAD_PAUSES,
+    TORN_SETTLED_AFTER, ToolOptions, ToolUseContext, config_text_looks_torn, env_truthy, git_root,
+    is_inline_json, local_settings_path, managed_drop_ins, managed_settings_dir, parse_config_json,
+    project_dirs, read_config_text, read_config_text_settled, reread_while_torn, without_bom,
 };
 pub use error::{
     CANCEL_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, MAX_ERROR_CHARS, ToolError, ValidationError,

@@ -116,8 +116,10 @@ fn read_file(
     diags: &mut Vec<Diagnostic>,
 ) {
     // Repaired bytes are reported with the file's permissions (the same file, read by the
-    // permission settings loader): here its hooks are kept.
-    let text = match tool_core::read_config_text(path) {
+    // permission settings loader): here its hooks are kept. Read again while it looks caught
+    // mid-rewrite (blank, or cut short) by a program that saves it in place, as the
+    // permission settings loader reads it: such a read would drop its hooks.
+    let text = match tool_core::read_config_text_settled(path) {
         Ok((t, _)) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
         Err(e) => {
@@ -206,7 +208,9 @@ fn managed_drop_ins(managed_dir: &Path, diags: &mut Vec<Diagnostic>) -> Vec<Path
 /// Reads the settings files at `paths` and merges their hooks (see
 /// [`HooksConfig::from_settings`]). Missing files are fine, a leading UTF-8 byte order mark
 /// is skipped and a blank file is `{}`; unreadable or invalid ones and bad hooks entries are
-/// reported in `diagnostics`.
+/// reported in `diagnostics`. A file that reads as blank or as JSON that ends early is read
+/// again for a moment first ([`tool_core::read_config_text_settled`]): one caught in the
+/// middle of an in-place rewrite is read once written.
 pub fn load_hooks(paths: &SettingsPaths) -> LoadedHooks {
     let mut files = Vec::new();
     let mut diags = Vec::new();

@@ -383,7 +383,9 @@ fn read_json(
     must_exist: bool,
     diags: &mut Vec<SettingsDiagnostic>,
 ) -> Option<Value> {
-    let text = match tool_core::read_config_text(path) {
+    // Read again while it looks caught mid-rewrite (blank, or cut short) by a program that
+    // saves it in place: such a read would drop its deny rules for the whole session.
+    let text = match tool_core::read_config_text_settled(path) {
         Ok((t, repaired)) => {
             if repaired {
                 diags.push(SettingsDiagnostic {
@@ -441,7 +443,10 @@ fn read_json(
 /// `.claude/settings.json`, the user's `settings.json`. Missing optional files are skipped
 /// silently; a UTF-8 byte order mark at the start of a file or value is skipped and a blank
 /// file is `{}`; unreadable or invalid files are reported and skipped; an `env` entry no
-/// environment can hold is reported (a warning: it is not set).
+/// environment can hold is reported (a warning: it is not set). A file that reads as blank
+/// or as JSON that ends early is read again for a moment first
+/// ([`tool_core::read_config_text_settled`]): one caught in the middle of an in-place
+/// rewrite is read once written, not taken as `{}` or skipped.
 pub fn load_settings_files(
     sources: &SettingsSources,
 ) -> (Vec<SettingsFile>, Vec<SettingsDiagnostic>) {

@@ -1,7 +1,9 @@
-//! The `otlp` feature end to end: `toolwright run` with `OTEL_EXPORTER_OTLP_ENDPOINT` pointing
-//! at a stand-in collector on loopback exports the call's span tree and the tool-duration
-//! histogram over OTLP/HTTP (protobuf), and a collector that is not there costs a notice,
-//! never the results.
+//! The `otlp` feature end to end: `toolwright run` and `toolwright serve` with
+//! `CLAUDE_CODE_ENABLE_TELEMETRY=1` and an OTLP endpoint pointing at a stand-in collector on
+//! loopback export the calls' span trees, the tool-duration histogram and (with
+//! `OTEL_LOGS_EXPORTER=otlp`) Claude Code's `tool_decision` and `tool_result` log records over
+//! OTLP/HTTP (protobuf); a collector that is not there, hangs or fails costs a plain notice,
+//! never the results; what the settings get wrong is said.
 //!
 //! Runs only in builds with the feature: `cargo test -p toolwright --features otlp --test otlp`
 //! (`cargo xtask ci` does).
@@ -10,14 +12,39 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-/// One request the collector received: path, content type, body.
-type Received = Arc<Mutex<Vec<(String, String, Vec<u8>)>>>;
+/// One request the collector received.
+#[derive(Debug, Clone)]
+struct Request {
+    path: String,
+    content_type: String,
+    content_encoding: String,
+    body: Vec<u8>,
+}
+
+type Received = Arc<Mutex<Vec<Request>>>;
+
+/// How the stand-in collector answers.
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    /// 200, at once.
+    Ok,
+    /// Reads the request and never answers.
+    Hang,
+    /// This status, at once.
+    Status(u16),
+}
 
 /// A stand-in OTLP/HTTP collector: answers every POST with 200 and keeps what it got.
 fn collector() -> (String, Received) {
+    collector_answering(Mode::Ok)
+}
+
+fn collector_answering(mode: Mode) -> (String, Received) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let received: Received = Arc::default();
@@ -38,10 +65,13 @@ fn collector() -> (String, Received) {
                         .nth(1)
                         .unwrap_or("")
                         .to_owned();
-                    let (mut length, mut content_type) = (0usize, String::new());
+                    let (mut length, mut content_type, mut content_encoding) =
+                        (0usize, String::new(), String::new());
                     loop {
                         let mut line = String::new();
-                        reader.read_line(&mut line).unwrap();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
                         let line = line.trim_end();
                         if line.is_empty() {
                             break;
@@ -50,16 +80,33 @@ fn collector() -> (String, Received) {
                         match name.to_ascii_lowercase().as_str() {
                             "content-length" => length = value.trim().parse().unwrap(),
                             "content-type" => value.trim().clone_into(&mut content_type),
+                            "content-encoding" => value.trim().clone_into(&mut content_encoding),
                             _ => {}
                         }
                     }
                     let mut body = vec![0; length];
-                    reader.read_exact(&mut body).unwrap();
-                    keep.lock().unwrap().push((path, content_type, body));
-                    let stream = reader.get_mut();
-                    stream
-                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
-                        .unwrap();
+                    if reader.read_exact(&mut body).is_err() {
+                        return;
+                    }
+                    keep.lock().unwrap().push(Request {
+                        path,
+                        content_type,
+                        content_encoding,
+                        body,
+                    });
+                    let answer = match mode {
+                        Mode::Ok => "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n".to_owned(),
+                        Mode::Status(code) => {
+                            format!("HTTP/1.1 {code} Failed\r\ncontent-length: 0\r\n\r\n")
+                        }
+                        Mode::Hang => {
+                            std::thread::sleep(Duration::from_secs(600));
+                            return;
+                        }
+                    };
+                    if reader.get_mut().write_all(answer.as_bytes()).is_err() {
+                        return;
+                    }
                 }
             });
         }
@@ -67,41 +114,66 @@ fn collector() -> (String, Received) {
     (url, received)
 }
 
-fn run_one_read(endpoint: &str) -> Output {
-    run_one_read_with(&[("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)])
+/// A loopback port nobody listens on.
+fn dead_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
-/// `toolwright run` of one Read with the `OTEL_*` variables `vars` (and the test's service
-/// name unless `vars` name the service some other way).
-fn run_one_read_with(vars: &[(&str, &str)]) -> Output {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("hello.txt");
-    std::fs::write(&file, "hello\n").unwrap();
-    let turn = serde_json::json!({
-        "type": "tool_use", "id": "toolu_1", "name": "Read",
-        "input": {"file_path": file},
-    })
-    .to_string();
-    let names_service = vars
+/// The bodies the collector received on `path`.
+fn bodies(received: &Received, path: &str) -> Vec<Vec<u8>> {
+    received
+        .lock()
+        .unwrap()
         .iter()
-        .any(|(k, _)| *k == "OTEL_SERVICE_NAME" || *k == "OTEL_RESOURCE_ATTRIBUTES");
+        .filter(|r| r.path == path)
+        .map(|r| r.body.clone())
+        .collect()
+}
+
+fn paths(received: &Received) -> Vec<String> {
+    received
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.path.clone())
+        .collect()
+}
+
+/// A `toolwright` command with the test's own `OTEL_*` variables and telemetry switch
+/// removed, telemetry switched on (unless `vars` say otherwise) and the test's service name
+/// (unless `vars` name the service some other way), then `vars`.
+fn toolwright(dir: &Path, vars: &[(&str, &str)]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolwright"));
-    // What the test's own environment has is not the test's.
-    for var in [
-        "OTEL_EXPORTER_OTLP_ENDPOINT",
-        "OTEL_SERVICE_NAME",
-        "OTEL_RESOURCE_ATTRIBUTES",
-    ] {
-        command.env_remove(var);
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy().into_owned();
+        if name.starts_with("OTEL_") || name == "CLAUDE_CODE_ENABLE_TELEMETRY" {
+            command.env_remove(name);
+        }
     }
-    if !names_service {
+    let names = |var: &str| vars.iter().any(|(k, _)| *k == var);
+    if !names("OTEL_SERVICE_NAME") && !names("OTEL_RESOURCE_ATTRIBUTES") {
         command.env("OTEL_SERVICE_NAME", "toolwright-test");
     }
-    let mut child = command
-        .args(["run", "--json", "-"])
-        .current_dir(dir.path())
-        .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
-        .envs(vars.iter().copied())
+    if !names("CLAUDE_CODE_ENABLE_TELEMETRY") {
+        command.env("CLAUDE_CODE_ENABLE_TELEMETRY", "1");
+    }
+    command
+        .current_dir(dir)
+        .env("CLAUDE_CONFIG_DIR", dir.join(".no-user-config"))
+        .envs(vars.iter().copied());
+    command
+}
+
+/// `toolwright run --json -` of the JSONL `turn` in `dir`, with `args` and `vars`.
+fn run_turn(dir: &Path, turn: &str, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut child = toolwright(dir, vars)
+        .args(["run", "--json"])
+        .args(args)
+        .arg("-")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -116,10 +188,300 @@ fn run_one_read_with(vars: &[(&str, &str)]) -> Output {
     child.wait_with_output().unwrap()
 }
 
+fn run_one_read(endpoint: &str) -> Output {
+    run_one_read_with(&[("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)])
+}
+
+/// `toolwright run` of one Read with the `OTEL_*` variables `vars`.
+fn run_one_read_with(vars: &[(&str, &str)]) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hello.txt");
+    std::fs::write(&file, "hello\n").unwrap();
+    let turn = serde_json::json!({
+        "type": "tool_use", "id": "toolu_1", "name": "Read",
+        "input": {"file_path": file},
+    })
+    .to_string();
+    run_turn(dir.path(), &turn, &[], vars)
+}
+
+/// `toolwright serve` over stdio in `dir` with `args` and `vars`: initializes, makes the
+/// `tools/call`s `calls` (name, arguments) one after the other, then closes its input and
+/// waits for it to exit. Its answers (one JSON value a line) and the process's output.
+fn serve_calls(
+    dir: &Path,
+    args: &[&str],
+    vars: &[(&str, &str)],
+    calls: &[(&str, serde_json::Value)],
+) -> (Vec<serde_json::Value>, Output) {
+    let mut child = toolwright(dir, vars)
+        .args(["serve", "--cwd", dir.to_str().unwrap()])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |message: serde_json::Value| {
+        stdin.write_all(format!("{message}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    };
+    let mut answers = Vec::new();
+    // The next answer (a line with an id; notifications are skipped).
+    let mut answer = |stdout: &mut BufReader<_>| loop {
+        let mut line = String::new();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "serve ended early"
+        );
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if value.get("id").is_some() {
+            answers.push(value);
+            break;
+        }
+    };
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "otlp-test", "version": "1"}}}),
+    );
+    answer(&mut stdout);
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for (n, (name, arguments)) in calls.iter().enumerate() {
+        send(
+            serde_json::json!({"jsonrpc": "2.0", "id": n + 2, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}),
+        );
+        answer(&mut stdout);
+    }
+    drop(stdin);
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (answers, out)
+}
+
 fn contains(haystack: &[u8], needle: &str) -> bool {
     haystack
         .windows(needle.len())
         .any(|w| w == needle.as_bytes())
+}
+
+// A protobuf reader just big enough for OTLP's messages (field numbers from
+// opentelemetry-proto's .proto files).
+
+/// One field's value, by wire type.
+#[derive(Debug, Clone, Copy)]
+enum Wire<'a> {
+    Varint(u64),
+    Fixed64(u64),
+    Bytes(&'a [u8]),
+    Fixed32,
+}
+
+fn varint(buf: &mut &[u8]) -> u64 {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = buf[0];
+        *buf = &buf[1..];
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            break;
+        }
+    }
+    value
+}
+
+/// The fields of one message, in order.
+fn fields(buf: &[u8]) -> Vec<(u64, Wire<'_>)> {
+    let mut buf = buf;
+    let mut out = Vec::new();
+    while !buf.is_empty() {
+        let key = varint(&mut buf);
+        let value = match key & 7 {
+            0 => Wire::Varint(varint(&mut buf)),
+            1 => {
+                let (v, rest) = buf.split_at(8);
+                buf = rest;
+                Wire::Fixed64(u64::from_le_bytes(v.try_into().unwrap()))
+            }
+            2 => {
+                let len = usize::try_from(varint(&mut buf)).unwrap();
+                let (v, rest) = buf.split_at(len);
+                buf = rest;
+                Wire::Bytes(v)
+            }
+            5 => {
+                buf = &buf[4..];
+                Wire::Fixed32
+            }
+            other => panic!("wire type {other}"),
+        };
+        out.push((key >> 3, value));
+    }
+    out
+}
+
+/// The length-delimited fields numbered `n` (sub-messages, strings, packed arrays).
+fn messages(buf: &[u8], n: u64) -> Vec<&[u8]> {
+    fields(buf)
+        .into_iter()
+        .filter_map(|(k, v)| match (k == n, v) {
+            (true, Wire::Bytes(b)) => Some(b),
+            _ => None,
+        })
+        .collect()
+}
+
+fn string(buf: &[u8], n: u64) -> String {
+    messages(buf, n)
+        .first()
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default()
+}
+
+/// An `AnyValue`, as the tests compare it.
+#[derive(Debug, Clone, PartialEq)]
+enum Val {
+    Str(String),
+    Bool(bool),
+    Int(i64),
+    Double(f64),
+    Other,
+}
+
+fn any_value(buf: &[u8]) -> Val {
+    match fields(buf).first() {
+        Some((1, Wire::Bytes(b))) => Val::Str(String::from_utf8_lossy(b).into_owned()),
+        Some((2, Wire::Varint(v))) => Val::Bool(*v != 0),
+        Some((3, Wire::Varint(v))) => Val::Int(i64::from_ne_bytes(v.to_ne_bytes())),
+        Some((4, Wire::Fixed64(v))) => Val::Double(f64::from_bits(*v)),
+        _ => Val::Other,
+    }
+}
+
+/// The `KeyValue` list numbered `n`.
+fn attributes(buf: &[u8], n: u64) -> Vec<(String, Val)> {
+    messages(buf, n)
+        .into_iter()
+        .map(|kv| {
+            let value = messages(kv, 2).first().map_or(Val::Other, |v| any_value(v));
+            (string(kv, 1), value)
+        })
+        .collect()
+}
+
+fn attribute<'a>(attrs: &'a [(String, Val)], key: &str) -> Option<&'a Val> {
+    attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+#[derive(Debug)]
+struct Span {
+    trace_id: Vec<u8>,
+    parent: Vec<u8>,
+    name: String,
+    events: Vec<String>,
+}
+
+/// The spans of `ExportTraceServiceRequest` bodies.
+fn spans(bodies: &[Vec<u8>]) -> Vec<Span> {
+    let mut out = Vec::new();
+    for body in bodies {
+        for resource in messages(body, 1) {
+            for scope in messages(resource, 2) {
+                for span in messages(scope, 2) {
+                    out.push(Span {
+                        trace_id: messages(span, 1).first().map(|b| b.to_vec()).unwrap(),
+                        parent: messages(span, 4)
+                            .first()
+                            .map(|b| b.to_vec())
+                            .unwrap_or_default(),
+                        name: string(span, 5),
+                        events: messages(span, 11).iter().map(|e| string(e, 2)).collect(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+#[derive(Debug)]
+struct HistogramPoint {
+    attributes: Vec<(String, Val)>,
+    bucket_counts: Vec<u64>,
+    bounds: Vec<f64>,
+}
+
+/// The unit and the points of the histogram `name` in `ExportMetricsServiceRequest` bodies.
+fn histogram(bodies: &[Vec<u8>], name: &str) -> (String, Vec<HistogramPoint>) {
+    let packed = |buf: &[u8], n: u64| -> Vec<u64> {
+        let mut values = Vec::new();
+        for (k, v) in fields(buf) {
+            match (k == n, v) {
+                (true, Wire::Bytes(b)) => values.extend(
+                    b.chunks(8)
+                        .map(|c| u64::from_le_bytes(c.try_into().unwrap())),
+                ),
+                (true, Wire::Fixed64(v)) => values.push(v),
+                _ => {}
+            }
+        }
+        values
+    };
+    let (mut unit, mut points) = (String::new(), Vec::new());
+    for body in bodies {
+        for resource in messages(body, 1) {
+            for scope in messages(resource, 2) {
+                for metric in messages(scope, 2) {
+                    if string(metric, 1) != name {
+                        continue;
+                    }
+                    unit = string(metric, 3);
+                    for histogram in messages(metric, 9) {
+                        for point in messages(histogram, 1) {
+                            points.push(HistogramPoint {
+                                attributes: attributes(point, 9),
+                                bucket_counts: packed(point, 6),
+                                bounds: packed(point, 7).into_iter().map(f64::from_bits).collect(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (unit, points)
+}
+
+#[derive(Debug)]
+struct LogRecord {
+    body: Val,
+    event_name: String,
+    attributes: Vec<(String, Val)>,
+}
+
+/// The log records of `ExportLogsServiceRequest` bodies.
+fn log_records(bodies: &[Vec<u8>]) -> Vec<LogRecord> {
+    let mut out = Vec::new();
+    for body in bodies {
+        for resource in messages(body, 1) {
+            for scope in messages(resource, 2) {
+                for record in messages(scope, 2) {
+                    out.push(LogRecord {
+                        body: messages(record, 5)
+                            .first()
+                            .map_or(Val::Other, |b| any_value(b)),
+                        event_name: string(record, 12),
+                        attributes: attributes(record, 6),
+                    });
+                }
+            }
+        }
+    }
+    out
 }
 
 #[test]
@@ -133,18 +495,23 @@ fn spans_and_the_duration_histogram_reach_the_collector() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("hello"), "{stdout}");
-    let received = received.lock().unwrap();
-    let traces: Vec<_> = received.iter().filter(|r| r.0 == "/v1/traces").collect();
-    let metrics: Vec<_> = received.iter().filter(|r| r.0 == "/v1/metrics").collect();
+    let traces = bodies(&received, "/v1/traces");
+    let metrics = bodies(&received, "/v1/metrics");
     assert!(
         !traces.is_empty() && !metrics.is_empty(),
         "paths received: {:?}",
-        received.iter().map(|r| &r.0).collect::<Vec<_>>()
+        paths(&received)
     );
-    assert!(traces.iter().all(|t| t.1 == "application/x-protobuf"));
+    assert!(
+        received
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|t| t.content_type == "application/x-protobuf")
+    );
     // Protobuf keeps strings as UTF-8 bytes: the span name, its GenAI attributes and the
     // service name are visible in the body.
-    let spans: Vec<u8> = traces.iter().flat_map(|t| t.2.clone()).collect();
+    let spans: Vec<u8> = traces.concat();
     for needle in [
         "execute_tool Read",
         "gen_ai.tool.name",
@@ -159,20 +526,14 @@ fn spans_and_the_duration_histogram_reach_the_collector() {
             "`{needle}` not in the exported spans"
         );
     }
-    let metrics: Vec<u8> = metrics.iter().flat_map(|t| t.2.clone()).collect();
+    let metrics: Vec<u8> = metrics.concat();
     assert!(contains(&metrics, "toolwright.tool.duration"));
     assert!(contains(&metrics, "Read"));
 }
 
 #[test]
 fn a_missing_collector_costs_a_notice_not_the_results() {
-    // A port nobody listens on.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let out = run_one_read(&format!("http://127.0.0.1:{port}"));
+    let out = run_one_read(&format!("http://127.0.0.1:{}", dead_port()));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     let json: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
@@ -188,17 +549,12 @@ fn a_missing_collector_costs_a_notice_not_the_results() {
 /// unnoticed.
 #[test]
 fn a_missing_collector_is_reported_at_exit() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let out = run_one_read(&format!("http://127.0.0.1:{port}"));
+    let out = run_one_read(&format!("http://127.0.0.1:{}", dead_port()));
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     // The spans' export failure, not only the metrics' final flush, and how many spans
     // it cost (a Read's call makes its span and its hooks, permission and execution ones).
-    assert!(stderr.contains("exporting spans failed"), "{stderr}");
+    assert!(stderr.contains("exporting spans to "), "{stderr}");
     assert!(
         stderr.contains(" spans did not reach the telemetry collector"),
         "{stderr}"
@@ -214,7 +570,7 @@ fn a_missing_collector_is_reported_at_exit() {
 /// signal only, `OTEL_TRACES_EXPORTER=none` and `OTEL_SDK_DISABLED=true` turn export off.
 #[test]
 fn the_standard_variables_choose_the_signals() {
-    let paths = |vars: &[(&str, &str)]| {
+    let run = |vars: &[(&str, &str)]| {
         let out = run_one_read_with(vars);
         assert!(
             out.status.success(),
@@ -224,39 +580,95 @@ fn the_standard_variables_choose_the_signals() {
         out
     };
     let (url, received) = collector();
-    paths(&[(
+    run(&[(
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
         &format!("{url}/v1/traces"),
     )]);
-    let got: Vec<String> = received
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|r| r.0.clone())
-        .collect();
+    let got = paths(&received);
     assert!(got.iter().any(|p| p == "/v1/traces"), "{got:?}");
     assert!(!got.iter().any(|p| p == "/v1/metrics"), "{got:?}");
 
     let (url, received) = collector();
-    paths(&[
+    run(&[
         ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
         ("OTEL_TRACES_EXPORTER", "none"),
     ]);
-    let got: Vec<String> = received
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|r| r.0.clone())
-        .collect();
+    let got = paths(&received);
     assert!(!got.iter().any(|p| p == "/v1/traces"), "{got:?}");
     assert!(got.iter().any(|p| p == "/v1/metrics"), "{got:?}");
+    // Logs are exported only when asked for, as Claude Code does.
+    assert!(!got.iter().any(|p| p == "/v1/logs"), "{got:?}");
 
     let (url, received) = collector();
-    paths(&[
+    run(&[
         ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
         ("OTEL_SDK_DISABLED", "true"),
     ]);
     assert!(received.lock().unwrap().is_empty());
+}
+
+/// As in Claude Code, nothing is exported unless `CLAUDE_CODE_ENABLE_TELEMETRY` is on, whatever
+/// endpoint the environment has (one set for other programs), and nothing is said about it.
+#[test]
+fn nothing_is_exported_unless_telemetry_is_enabled() {
+    for switch in ["0", "false", "", "no"] {
+        let (url, received) = collector();
+        let out = run_one_read_with(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+            ("OTEL_LOGS_EXPORTER", "otlp"),
+            ("CLAUDE_CODE_ENABLE_TELEMETRY", switch),
+        ]);
+        assert!(out.status.success());
+        assert!(
+            received.lock().unwrap().is_empty(),
+            "{switch:?}: {:?}",
+            paths(&received)
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("telemetry"), "{switch:?}: {stderr}");
+    }
+    // Truly unset (not only a false value).
+    let (url, received) = collector();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hello.txt");
+    std::fs::write(&file, "hello\n").unwrap();
+    let turn = serde_json::json!({"type": "tool_use", "id": "toolu_1", "name": "Read",
+        "input": {"file_path": file}})
+    .to_string();
+    let mut child = toolwright(dir.path(), &[("OTEL_EXPORTER_OTLP_ENDPOINT", &url)])
+        .env_remove("CLAUDE_CODE_ENABLE_TELEMETRY")
+        .args(["run", "--json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(turn.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(
+        received.lock().unwrap().is_empty(),
+        "{:?}",
+        paths(&received)
+    );
+    // The values Claude Code reads as on.
+    for on in ["1", "true", "YES", "on"] {
+        let (url, received) = collector();
+        run_one_read_with(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+            ("CLAUDE_CODE_ENABLE_TELEMETRY", on),
+        ]);
+        assert!(
+            paths(&received).iter().any(|p| p == "/v1/traces"),
+            "{on}: {:?}",
+            paths(&received)
+        );
+    }
 }
 
 /// A protocol this build does not have is said, not silently replaced.
@@ -288,13 +700,383 @@ fn the_service_name_from_resource_attributes_is_kept() {
         ),
     ]);
     assert!(out.status.success());
-    let spans: Vec<u8> = received
+    let spans = bodies(&received, "/v1/traces").concat();
+    assert!(contains(&spans, "from-attributes"));
+    assert!(contains(&spans, "team"));
+}
+
+/// The duration histogram is in seconds with second-scale buckets: a call of a millisecond
+/// and one of most of a second land in different buckets; its points carry only the
+/// documented attributes, and the event that feeds it is no span event.
+#[test]
+fn the_duration_histogram_has_second_buckets() {
+    let (url, received) = collector();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hello.txt");
+    std::fs::write(&file, "hello\n").unwrap();
+    let turn = [
+        serde_json::json!({"type": "tool_use", "id": "toolu_1", "name": "Read",
+            "input": {"file_path": file}}),
+        serde_json::json!({"type": "tool_use", "id": "toolu_2", "name": "Bash",
+            "input": {"command": "sleep 0.7", "description": "wait"}}),
+    ]
+    .map(|v| v.to_string())
+    .join("\n");
+    let out = run_turn(
+        dir.path(),
+        &turn,
+        &["--mode", "bypassPermissions"],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &url)],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (unit, points) = histogram(
+        &bodies(&received, "/v1/metrics"),
+        "toolwright.tool.duration",
+    );
+    assert_eq!(unit, "s");
+    let bucket = |tool: &str| {
+        let point = points
+            .iter()
+            .find(|p| attribute(&p.attributes, "gen_ai.tool.name") == Some(&Val::Str(tool.into())))
+            .unwrap_or_else(|| panic!("no point for {tool}: {points:?}"));
+        for (key, _) in &point.attributes {
+            assert!(
+                key == "gen_ai.tool.name" || key == "success",
+                "attribute {key} on {point:?}"
+            );
+        }
+        assert_eq!(point.bounds.first(), Some(&0.005), "{point:?}");
+        point.bucket_counts.iter().position(|&c| c > 0).unwrap()
+    };
+    let (fast, slow) = (bucket("Read"), bucket("Bash"));
+    assert!(fast < slow, "Read in bucket {fast}, Bash in {slow}");
+    let spans = spans(&bodies(&received, "/v1/traces"));
+    assert!(!spans.is_empty());
+    for span in &spans {
+        assert!(
+            !span.events.iter().any(|e| e == "tool_duration"),
+            "{span:?}"
+        );
+    }
+}
+
+/// With `OTEL_LOGS_EXPORTER=otlp`, Claude Code's two log events leave as OTLP log records
+/// named as Claude Code names them, to the logs endpoint; nothing else does.
+#[test]
+fn tool_events_reach_an_otel_logs_pipeline() {
+    let (url, received) = collector();
+    let out = run_one_read_with(&[
+        ("OTEL_LOGS_EXPORTER", "otlp"),
+        (
+            "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT",
+            &format!("{url}/v1/logs"),
+        ),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = paths(&received);
+    assert!(got.iter().all(|p| p == "/v1/logs"), "{got:?}");
+    let records = log_records(&bodies(&received, "/v1/logs"));
+    assert_eq!(records.len(), 2, "{records:?}");
+    let decision = records
+        .iter()
+        .find(|r| r.body == Val::Str("claude_code.tool_decision".into()))
+        .unwrap_or_else(|| panic!("{records:?}"));
+    assert_eq!(decision.event_name, "claude_code.tool_decision");
+    for (key, value) in [
+        ("event.name", "tool_decision"),
+        ("decision", "accept"),
+        ("source", "config"),
+        ("tool_name", "Read"),
+    ] {
+        assert_eq!(
+            attribute(&decision.attributes, key),
+            Some(&Val::Str(value.into())),
+            "{key}: {decision:?}"
+        );
+    }
+    let result = records
+        .iter()
+        .find(|r| r.body == Val::Str("claude_code.tool_result".into()))
+        .unwrap_or_else(|| panic!("{records:?}"));
+    for (key, value) in [
+        ("event.name", "tool_result"),
+        ("tool_name", "Read"),
+        ("success", "true"),
+        ("decision_type", "accept"),
+        ("decision_source", "config"),
+    ] {
+        assert_eq!(
+            attribute(&result.attributes, key),
+            Some(&Val::Str(value.into())),
+            "{key}: {result:?}"
+        );
+    }
+    for key in ["duration_ms", "tool_result_size_bytes", "event.timestamp"] {
+        assert!(
+            matches!(attribute(&result.attributes, key), Some(Val::Str(_))),
+            "{key}: {result:?}"
+        );
+    }
+    assert!(attribute(&result.attributes, "message").is_none());
+
+    // The generic endpoint takes `/v1/logs`; an exporter this build lacks is said.
+    let (url, received) = collector();
+    let out = run_one_read_with(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+        ("OTEL_LOGS_EXPORTER", "console,otlp"),
+    ]);
+    assert!(paths(&received).iter().any(|p| p == "/v1/logs"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("OTEL_LOGS_EXPORTER=console is not supported"),
+        "{stderr}"
+    );
+}
+
+/// Failures are said plainly, with their cause, and an endpoint's password never shows.
+#[test]
+fn export_failures_are_said_plainly() {
+    // Nobody listens.
+    let out = run_one_read(&format!("http://127.0.0.1:{}", dead_port()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("connection refused"), "{stderr}");
+    for debug in ["InternalFailure", "Operation failed", "network error"] {
+        assert!(!stderr.contains(debug), "{stderr}");
+    }
+    // A collector that never answers.
+    let (url, _received) = collector_answering(Mode::Hang);
+    let out = run_one_read_with(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+        ("OTEL_EXPORTER_OTLP_TIMEOUT", "500"),
+    ]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("timed out after 0.5 s"), "{stderr}");
+    assert!(!stderr.contains("network error"), "{stderr}");
+    // One that never answers within the final flush's 2 s (the default 3 s export timeout).
+    let (url, _received) = collector_answering(Mode::Hang);
+    let out = run_one_read_with(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+        ("OTEL_LOGS_EXPORTER", "otlp"),
+    ]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "the collector did not take the last spans, metrics and log records within 2 s"
+        ),
+        "{stderr}"
+    );
+    for debug in ["Timeout(", "Shutdown errors", "Operation failed"] {
+        assert!(!stderr.contains(debug), "{stderr}");
+    }
+    // A collector that fails.
+    let (url, _received) = collector_answering(Mode::Status(500));
+    let out = run_one_read(&url);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("HTTP status 500"), "{stderr}");
+    assert!(!stderr.contains("Operation failed"), "{stderr}");
+    // An endpoint with a password in it, not a valid URL.
+    let out = run_one_read(&format!(
+        "http://user:PWSECRET@127.0.0.1:{}/a b",
+        dead_port()
+    ));
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("OTEL_EXPORTER_OTLP_ENDPOINT"), "{stderr}");
+    assert_eq!(stderr.matches("is not a valid URL").count(), 1, "{stderr}");
+    assert!(!stderr.contains("PWSECRET"), "{stderr}");
+    assert!(stderr.contains("user:***@127.0.0.1"), "{stderr}");
+    // A valid one with a password, unreachable: named in the failure, masked.
+    let out = run_one_read(&format!("http://user:PWSECRET@127.0.0.1:{}", dead_port()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("PWSECRET"), "{stderr}");
+    assert!(stderr.contains("connection refused"), "{stderr}");
+}
+
+/// Settings this build cannot follow are said once each on stderr, naming the variable and
+/// what is done instead; header values (tokens) are never printed.
+#[test]
+fn malformed_settings_are_said() {
+    let (url, received) = collector();
+    let out = run_one_read_with(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+        (
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "Authorization: Bearer TOKENVALUE,garbage,my key=TOKEN2,x-ok=fine",
+        ),
+        ("OTEL_EXPORTER_OTLP_COMPRESSION", "zstd"),
+        ("OTEL_EXPORTER_OTLP_TIMEOUT", "abc"),
+    ]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for said in [
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "`Authorization`",
+        "OTEL_EXPORTER_OTLP_COMPRESSION=zstd",
+        "OTEL_EXPORTER_OTLP_TIMEOUT=abc",
+    ] {
+        assert!(stderr.contains(said), "`{said}` not in {stderr}");
+    }
+    for secret in ["TOKENVALUE", "TOKEN2", "Bearer"] {
+        assert!(!stderr.contains(secret), "{stderr}");
+    }
+    // Said once, not once per signal.
+    assert_eq!(
+        stderr
+            .matches("OTEL_EXPORTER_OTLP_COMPRESSION=zstd")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(!bodies(&received, "/v1/traces").is_empty());
+    // gzip is built in and applied.
+    let (url, received) = collector();
+    let out = run_one_read_with(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+        ("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("COMPRESSION"), "{stderr}");
+    let received = received.lock().unwrap();
+    assert!(!received.is_empty());
+    assert!(
+        received.iter().all(|r| r.content_encoding == "gzip"),
+        "{:?}",
+        received
+            .iter()
+            .map(|r| &r.content_encoding)
+            .collect::<Vec<_>>()
+    );
+}
+
+/// A collector that is down costs a short `run` little time at exit: a refused connection
+/// is not retried at the final flush.
+#[test]
+fn a_missing_collector_adds_little_to_a_run() {
+    let timed = |vars: &[(&str, &str)]| {
+        let started = Instant::now();
+        let out = run_one_read_with(vars);
+        assert!(out.status.success());
+        started.elapsed()
+    };
+    let without = timed(&[("CLAUDE_CODE_ENABLE_TELEMETRY", "0")]);
+    let endpoint = format!("http://127.0.0.1:{}", dead_port());
+    let with = timed(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+        ("OTEL_LOGS_EXPORTER", "otlp"),
+    ]);
+    assert!(
+        with.saturating_sub(without) < Duration::from_secs(1),
+        "{without:?} without telemetry, {with:?} with a collector that is down"
+    );
+}
+
+/// What `serve` prints for the person running it (hooks' system messages, a failing hook's
+/// error with its input) stays on the machine: on stderr, never exported.
+#[test]
+fn serve_keeps_hook_notices_on_the_machine() {
+    let (url, received) = collector();
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let settings = serde_json::json!({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command",
+         "command": "printf '%s' '{\"systemMessage\":\"hook saw SECRET-HOOK-42\"}'"},
+        {"type": "command", "command": "cat >&2; exit 1"},
+    ]}]}})
+    .to_string();
+    let (answers, out) = serve_calls(
+        &root,
+        &["--mode", "bypassPermissions", "--settings", &settings],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+            ("OTEL_LOGS_EXPORTER", "otlp"),
+        ],
+        &[(
+            "Bash",
+            serde_json::json!({"command": "echo hi # SECRET-INPUT-7", "description": "x"}),
+        )],
+    );
+    assert!(
+        answers[1]["result"].to_string().contains("hi"),
+        "{answers:?}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // What the person running the server sees is unchanged.
+    assert!(stderr.contains("hook: hook saw SECRET-HOOK-42"), "{stderr}");
+    assert!(stderr.contains("SECRET-INPUT-7"), "{stderr}");
+    let got = paths(&received);
+    assert!(got.iter().any(|p| p == "/v1/traces"), "{got:?}");
+    for request in received.lock().unwrap().iter() {
+        for secret in ["SECRET-HOOK-42", "SECRET-INPUT-7", "hook notice"] {
+            assert!(
+                !contains(&request.body, secret),
+                "`{secret}` exported to {}",
+                request.path
+            );
+        }
+    }
+}
+
+/// `serve` exports only Toolwright's own spans and events (not the MCP library's), and each
+/// served call is a trace of its own, exported when it ends.
+#[test]
+fn served_calls_are_root_spans_of_their_own() {
+    let (url, received) = collector();
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let file = root.join("f.txt");
+    std::fs::write(&file, "served\n").unwrap();
+    let read = serde_json::json!({"file_path": file});
+    let (answers, out) = serve_calls(
+        &root,
+        &[],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &url)],
+        &[("Read", read.clone()), ("Read", read)],
+    );
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let spans = spans(&bodies(&received, "/v1/traces"));
+    let calls: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.name == "execute_tool Read")
+        .collect();
+    assert_eq!(calls.len(), 2, "{spans:?}");
+    for call in &calls {
+        assert!(call.parent.is_empty(), "a call with a parent: {spans:?}");
+    }
+    assert_ne!(calls[0].trace_id, calls[1].trace_id);
+    for span in &spans {
+        assert!(
+            ["execute_tool Read", "hooks", "permission", "execution"].contains(&span.name.as_str()),
+            "{span:?}"
+        );
+    }
+    let all = received
         .lock()
         .unwrap()
         .iter()
-        .filter(|r| r.0 == "/v1/traces")
-        .flat_map(|r| r.2.clone())
-        .collect();
-    assert!(contains(&spans, "from-attributes"));
-    assert!(contains(&spans, "team"));
+        .flat_map(|r| r.body.clone())
+        .collect::<Vec<u8>>();
+    for foreign in [
+        "serve_inner",
+        "Service initialized",
+        "received notification",
+        "InitializeRequestParam",
+        "otlp-test",
+    ] {
+        assert!(!contains(&all, foreign), "`{foreign}` exported");
+    }
 }

@@ -41,7 +41,8 @@
 //! What is meant for the person running the server rather than for the client (hooks' system
 //! messages and errors, rejected protocol lines) goes to a [`NoticeSink`] when one is given
 //! ([`ToolServer::with_notices`], [`serve_stdio_with_notices`]); `toolwright serve` prints
-//! it on stderr. It is also a `tracing` event (target `toolwright::serve`).
+//! it on stderr. A hook's notice is also a `DEBUG` `tracing` event (target
+//! `toolwright::serve`), which telemetry never exports: its text can echo a tool's input.
 
 pub mod http;
 pub mod stdio;
@@ -107,7 +108,7 @@ pub struct ToolServer {
     /// made (its first request): a session's activity is looked up without going through
     /// the others' (see [`Self::slot_of`]).
     sessions_by_id: Arc<Mutex<std::collections::HashMap<String, Weak<SessionSlot>>>>,
-    /// Where hooks' notices for the user go besides the `tracing` event.
+    /// Where hooks' notices for the user go besides the `DEBUG` `tracing` event.
     notices: Option<NoticeSink>,
     /// The tools served, shared by every clone: the context's at first, then what
     /// [`Self::set_tools`] gave. Listed and called from here, not from a context's list.
@@ -312,7 +313,7 @@ impl ToolServer {
     }
 
     /// Sends what hooks address to the user (a `systemMessage`, a hook's error or timeout) to
-    /// `sink`, as `hook: TEXT`, besides the `tracing` event: the client never sees it.
+    /// `sink`, as `hook: TEXT`, besides the `DEBUG` `tracing` event: the client never sees it.
     pub fn with_notices(mut self, sink: NoticeSink) -> Self {
         self.notices = Some(sink);
         self
@@ -592,7 +593,7 @@ impl ToolServer {
     /// PostToolUse feedback and context, a hook's stop), then what background hooks
     /// delivered since the last call. When a hook stopped the turn, a last text says so.
     /// What is meant for the user (hooks' system messages and errors) goes to the notice sink
-    /// and to `tracing`.
+    /// and to `tracing` at `DEBUG` (never exported).
     fn result_content(&self, outcome: &tool_exec::CallOutcome) -> Vec<Value> {
         let background = self.hooks.take_background_messages();
         let crate::agent::CallHookTexts {
@@ -603,7 +604,9 @@ impl ToolServer {
         let (late, more) = crate::agent::split_hook_messages(&background);
         notices.extend(more);
         for notice in &notices {
-            tracing::info!(target: "toolwright::serve", tool = %outcome.tool_name, "hook notice: {notice}");
+            // DEBUG: the text can echo a tool's input (a hook's error carries its whole
+            // input), and telemetry exports INFO and above only.
+            tracing::debug!(target: "toolwright::serve", tool = %outcome.tool_name, "hook notice: {notice}");
             if let Some(sink) = &self.notices {
                 sink(&format!("hook: {notice}"));
             }

@@ -333,8 +333,15 @@ fn open_session_dirs() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
 /// Removes `dir`, a session's directory, when nothing is saved in it: its empty hooks'
 /// environment file and transcript go first, then every empty directory in it (the results
 /// directory and the folders its savers make, `toolwright-hook-output`, …, left empty by a
-/// save that failed on a full disk), deepest first, then `dir` itself when that left it
-/// empty. A saved file, and every directory above it, stays. Links are not followed.
+/// save that failed on a full disk), deepest first, then its project record
+/// ([`record_project`]) when no results directory is left for it to speak for, then `dir`
+/// itself when that left it empty. A saved file, and every directory above it, stays, and
+/// so does the record beside saved results. Links are not followed.
+///
+/// The record keeps `dir` from going at once with its last empty directory: a call still
+/// finishing while the process exits may make the results directory again in between (it
+/// makes no parent, so once `dir` is gone it makes nothing). That is swept again, a few
+/// times; should a result be saved in it after the record went, the record is put back.
 fn remove_if_nothing_saved(dir: &Path) {
     for name in [SESSION_ENV_FILE, TRANSCRIPT_FILE] {
         let file = dir.join(name);
@@ -342,7 +349,51 @@ fn remove_if_nothing_saved(dir: &Path) {
             let _ = std::fs::remove_file(&file);
         }
     }
-    remove_empty_dirs(dir, 0);
+    let results = dir.join(RESULTS_DIR);
+    let record = dir.join(tool_perms::SESSION_PROJECT_FILE);
+    let recorded = std::fs::symlink_metadata(&record)
+        .is_ok_and(|m| m.is_file())
+        .then(|| std::fs::read(&record).ok())
+        .flatten();
+    for _ in 0..REMOVAL_ATTEMPTS {
+        remove_empty_dirs(dir, 0);
+        if std::fs::symlink_metadata(dir).is_err() {
+            return;
+        }
+        if std::fs::symlink_metadata(&results).is_ok() {
+            // Saved results (or something else where they go) stay with their record; an
+            // empty directory made again since the sweep goes with the next one.
+            if holds_anything(&results) {
+                break;
+            }
+            continue;
+        }
+        if recorded.is_some() {
+            let _ = std::fs::remove_file(&record);
+        }
+        if std::fs::remove_dir(dir).is_ok() {
+            return;
+        }
+        // Something else is kept (a transcript), unless the results directory came back.
+        if std::fs::symlink_metadata(&results).is_err() {
+            return;
+        }
+    }
+    if let Some(bytes) = recorded
+        && std::fs::symlink_metadata(&results).is_ok()
+        && std::fs::symlink_metadata(&record).is_err()
+    {
+        let _ = write_record(dir, &bytes);
+    }
+}
+
+/// How many times [`remove_if_nothing_saved`] sweeps a session's directory.
+const REMOVAL_ATTEMPTS: usize = 4;
+
+/// Whether `path` is anything but an empty directory (links are not followed).
+fn holds_anything(path: &Path) -> bool {
+    !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+        || std::fs::read_dir(path).map_or(true, |mut entries| entries.next().is_some())
 }
 
 /// How deep [`remove_empty_dirs`] goes: deeper than any directory a session makes.
@@ -436,37 +487,202 @@ pub(crate) fn project_dir(dir: &Path) -> Result<PathBuf, String> {
     Ok(real)
 }
 
-/// The `env` of the settings a session with `options` reads (managed, user, `--settings`,
-/// and the project's own files when the folder is trusted; higher levels win per
-/// variable), as Claude Code applies it to its own environment: for every tool, hook and
-/// MCP server it starts and for `${VAR}` in `.mcp.json`. Non-string values are written as
-/// JSON (`3000`, `true`). Unreadable settings give nothing here; opening the session
-/// reports them.
-pub(crate) fn settings_env(options: &SessionOptions) -> Vec<(String, String)> {
+/// The variables a project's own settings (`.claude/settings.json` and
+/// `.claude/settings.local.json`) may not set, as Claude Code's settings reference has them
+/// ("Variables Claude Code ignores in `env`": "Project and local settings can't set
+/// variables that a checked-out repository shouldn't control"): those that choose where the
+/// session keeps its own files (its directory with the saved results and the transcript,
+/// the user configuration), `CLAUDE_CONFIG_DIR`, `CLAUDE_CODE_TMPDIR`, `HOME`, `TMPDIR`,
+/// `TMP`, `TEMP` and the `XDG_*` family; those that export session content,
+/// `OTEL_LOG_RAW_API_BODIES` (with every other `OTEL_LOG_*`) and the detailed beta tracing
+/// pair; and the OpenTelemetry exporter variables that turn telemetry on, choose where it
+/// goes or what it captures (the exporter selectors, the OTLP endpoints, headers,
+/// protocols, certificates, client keys and `_INSECURE`, generic and per signal, and the
+/// Prometheus exporter's host and port). A cloned repository would otherwise put saved
+/// results with a command's secrets in its own working tree, or send tool details to an
+/// endpoint of its choosing. The user's, managed and `--settings` files set them as any
+/// other variable. A name ending in `*` stands for every name it begins; one with a `*`
+/// inside, for every name that begins with what is before it and ends with what is after.
+/// Of these, a project may still set the values that turn telemetry off
+/// ([`turns_telemetry_off`]).
+pub(crate) const PROJECT_ENV_WITHHELD: &[&str] = &[
+    "CLAUDE_CONFIG_DIR",
+    "CLAUDE_CODE_TMPDIR",
+    "HOME",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "XDG_*",
+    "OTEL_LOG_*",
+    "ENABLE_BETA_TRACING_DETAILED",
+    "BETA_TRACING_ENDPOINT",
+    "CLAUDE_CODE_ENABLE_TELEMETRY",
+    "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA",
+    "ENABLE_ENHANCED_TELEMETRY_BETA",
+    "OTEL_LOGS_EXPORTER",
+    "OTEL_METRICS_EXPORTER",
+    "OTEL_TRACES_EXPORTER",
+    "OTEL_EXPORTER_OTLP_*ENDPOINT",
+    "OTEL_EXPORTER_OTLP_*HEADERS",
+    "OTEL_EXPORTER_OTLP_*PROTOCOL",
+    "OTEL_EXPORTER_OTLP_*CERTIFICATE",
+    "OTEL_EXPORTER_OTLP_*CLIENT_KEY",
+    "OTEL_EXPORTER_OTLP_*INSECURE",
+    "OTEL_EXPORTER_PROMETHEUS_HOST",
+    "OTEL_EXPORTER_PROMETHEUS_PORT",
+];
+
+/// Whether `name` is one of [`PROJECT_ENV_WITHHELD`].
+fn withheld_from_project(name: &str) -> bool {
+    PROJECT_ENV_WITHHELD
+        .iter()
+        .any(|pattern| match pattern.split_once('*') {
+            None => name == *pattern,
+            Some((head, tail)) => {
+                name.len() >= head.len() + tail.len()
+                    && name.starts_with(head)
+                    && name.ends_with(tail)
+            }
+        })
+}
+
+/// Whether `value` of `name` turns telemetry off, which a project's settings may still do
+/// (Claude Code: "`none` for the three exporter selectors, and an off value such as `0` for
+/// `OTEL_LOG_USER_PROMPTS`, `OTEL_LOG_TOOL_CONTENT`, and `OTEL_LOG_TOOL_DETAILS`"; an off
+/// value here is `0`, `false`, `no` or `off`, in any case).
+fn turns_telemetry_off(name: &str, value: &str) -> bool {
+    let value = value.trim().to_ascii_lowercase();
+    match name {
+        "OTEL_LOGS_EXPORTER" | "OTEL_METRICS_EXPORTER" | "OTEL_TRACES_EXPORTER" => value == "none",
+        "OTEL_LOG_USER_PROMPTS" | "OTEL_LOG_TOOL_CONTENT" | "OTEL_LOG_TOOL_DETAILS" => {
+            matches!(value.as_str(), "0" | "false" | "no" | "off")
+        }
+        _ => false,
+    }
+}
+
+/// A settings `env` value as the environment gets it: a string as it is, anything else as
+/// JSON (`3000`, `true`).
+fn env_value_text(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(text) => text.clone(),
+        serde_json::Value::Number(n) => js_number_text(n),
+        other => other.to_string(),
+    }
+}
+
+/// The settings' `env` of a session ([`settings_env`]), and what of the project's own files
+/// was left out ([`PROJECT_ENV_WITHHELD`]).
+struct SettingsEnv {
+    /// The variables to set.
+    env: Vec<(String, String)>,
+    /// Each project or local settings file with variables left out: the file as shown, and
+    /// the variables' names.
+    withheld: Vec<(String, Vec<String>)>,
+}
+
+/// [`settings_env`] with what it left out.
+fn read_settings_env(options: &SessionOptions) -> SettingsEnv {
     let Some(read) = applied_settings(options) else {
-        return Vec::new();
+        return SettingsEnv {
+            env: Vec::new(),
+            withheld: Vec::new(),
+        };
     };
-    read.merged["env"]
+    let mut withheld = Vec::new();
+    let files: Vec<_> = read
+        .applied
+        .iter()
+        .cloned()
+        .map(|mut file| {
+            if !matches!(
+                file.source,
+                RuleSource::ProjectSettings | RuleSource::LocalSettings
+            ) {
+                return file;
+            }
+            let shown = file.path.as_deref().map_or_else(
+                || {
+                    file.origin
+                        .clone()
+                        .unwrap_or_else(|| "a project's settings".to_owned())
+                },
+                |p| tool_core::escape_hidden(&p.display().to_string()),
+            );
+            if let Some(env) = file
+                .value
+                .get_mut("env")
+                .and_then(serde_json::Value::as_object_mut)
+            {
+                let names: Vec<String> = env
+                    .iter()
+                    .filter(|(k, v)| {
+                        withheld_from_project(k) && !turns_telemetry_off(k, &env_value_text(v))
+                    })
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                for name in &names {
+                    env.remove(name);
+                }
+                if !names.is_empty() {
+                    withheld.push((shown, names));
+                }
+            }
+            file
+        })
+        .collect();
+    let env = tool_perms::settings::merge_settings(&files)["env"]
         .as_object()
         .map(|env| {
             env.iter()
                 .filter(|(k, _)| !k.is_empty() && !k.contains('=') && !k.contains('\0'))
-                .map(|(k, v)| {
-                    let v = match v {
-                        serde_json::Value::String(text) => text.clone(),
-                        serde_json::Value::Number(n) => js_number_text(n),
-                        other => other.to_string(),
-                    };
-                    (k.clone(), v)
-                })
+                .map(|(k, v)| (k.clone(), env_value_text(v)))
                 .filter(|(_, v)| !v.contains('\0'))
                 .collect()
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    SettingsEnv { env, withheld }
+}
+
+/// The `env` of the settings a session with `options` reads (managed, user, `--settings`,
+/// and the project's own files when the folder is trusted; higher levels win per
+/// variable), as Claude Code applies it to its own environment: for every tool, hook and
+/// MCP server it starts and for `${VAR}` in `.mcp.json`. Non-string values are written as
+/// JSON (`3000`, `true`). The project's own files set none of [`PROJECT_ENV_WITHHELD`]
+/// (but a value that turns telemetry off): a lower level's value for such a variable (the
+/// user's) applies as if the project's file did not name it, and opening the session says
+/// which were left out ([`env_withheld_notice`]). Unreadable settings give nothing here;
+/// opening the session reports them.
+pub(crate) fn settings_env(options: &SessionOptions) -> Vec<(String, String)> {
+    read_settings_env(options).env
+}
+
+/// What the session says when the project's own settings named variables of
+/// [`PROJECT_ENV_WITHHELD`] that were not applied: the variables and their files, never
+/// their values. `None` when none was left out.
+fn env_withheld_notice(options: &SessionOptions) -> Option<String> {
+    let withheld = read_settings_env(options).withheld;
+    if withheld.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = withheld
+        .iter()
+        .map(|(file, names)| format!("{} (in {file})", names.join(", ")))
+        .collect();
+    Some(format!(
+        "the project's own settings `env` may not set where this session keeps its files or \
+         where telemetry goes and what it carries (as in Claude Code), so these were not \
+         applied: {}; set them in the shell, the user or managed settings, or --settings",
+        named.join("; ")
+    ))
 }
 
 /// The settings files a session reads ([`applied_settings`]).
 struct AppliedSettings {
+    /// Those it applies, highest level first
+    /// ([`load_settings_files`](tool_perms::settings::load_settings_files)): managed,
+    /// `--settings`, the project's local and shared files when the folder is trusted, user.
+    applied: Vec<tool_perms::settings::SettingsFile>,
     /// Those it applies, merged: managed, user, `--settings`, and the project's own files
     /// when the folder is trusted; higher levels win.
     merged: serde_json::Value,
@@ -496,6 +712,7 @@ fn applied_settings(options: &SessionOptions) -> Option<AppliedSettings> {
     });
     Some(AppliedSettings {
         merged: tool_perms::settings::merge_settings(&applied),
+        applied,
         untrusted,
         all,
     })
@@ -863,6 +1080,30 @@ fn no_session_dir_notice(error: &std::io::Error) -> String {
     )
 }
 
+/// Records `project` (the session's working directory, absolute and resolved) in the
+/// session's directory `dir` ([`tool_perms::SESSION_PROJECT_FILE`]): the bytes of the path,
+/// in a file only its owner can read or write, written whole or not at all (a temporary
+/// file renamed into place). A later session reads this session's saved results without
+/// asking only when it is of the project recorded here.
+fn record_project(dir: &Path, project: &Path) -> std::io::Result<()> {
+    write_record(dir, project.as_os_str().as_encoded_bytes())
+}
+
+/// Writes `bytes` as the project record in the session's directory `dir`
+/// ([`record_project`]).
+fn write_record(dir: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let name = std::ffi::OsStr::new(tool_perms::SESSION_PROJECT_FILE);
+    let mut file = tool_core::temp_file::TempFile::create(dir, name, 0o600)?;
+    // Exactly owner-only, whatever the umask.
+    file.file()
+        .set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_synced(bytes)?;
+    file.rename_to(&dir.join(name))?;
+    let _ = tool_core::temp_file::sync_dir(dir);
+    Ok(())
+}
+
 fn session_id() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -921,6 +1162,9 @@ impl Session {
     pub async fn open(options: &SessionOptions) -> Result<Self, String> {
         let mut setup = SessionSettings::read(options)?;
         let mut notices = std::mem::take(&mut setup.notices);
+        // What of the project's own settings `env` was not applied (`settings_env`, which
+        // `main` set in the environment before anything started).
+        notices.extend(env_withheld_notice(options));
         // A concurrency cap that is no number (`TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY=abc`):
         // said here, where the user sees it; the executors read the same variables (the
         // settings' `env` is in the environment by now).
@@ -932,7 +1176,8 @@ impl Session {
         // The session's own directory: private (0700) and unguessable, so no other user of
         // the machine can read what tools wrote there or plant files in it. It holds the
         // persisted tool results, MCP binary resources and the hooks' environment file, and
-        // is kept after the session (a later `toolwright run` may Read a saved result).
+        // is kept after the session (a later `toolwright run` of the same project may Read a
+        // saved result; the directory records the project: [`record_project`]).
         // When it cannot be created in TMPDIR (full, read-only), the session goes on without
         // one, told; a TMPDIR that is no directory stops it.
         let session_dir = match tempfile::Builder::new()
@@ -956,6 +1201,18 @@ impl Session {
                 None
             }
         };
+        // Which project the session is of, for a later session's reads of its saved results:
+        // only a session of the same project reads them without asking (the permission
+        // engine's results-directory exemption). Without the record, a later session asks.
+        if let Some(dir) = &session_dir
+            && let Err(e) = record_project(dir, &cwd)
+        {
+            notices.push(format!(
+                "cannot record the project in the session's directory {}: {e}; a later \
+                 session of this project will ask before reading this session's saved results",
+                dir.display()
+            ));
+        }
         // Removed (when nothing is saved in it) if the session is abandoned before it is
         // open, too: a signal while the MCP servers connect drops this future.
         let dir_guard = session_dir.clone().map(SessionDir::new);

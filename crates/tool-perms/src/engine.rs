@@ -2068,7 +2068,7 @@ impl PermissionEngine {
                 if inside_results_dir(path, &resolved, ctx) {
                     return Finding::new(Kind::Allow, "").reason(DecisionReason::Other {
                         reason:
-                            "a tool result saved in a results directory of this user's sessions"
+                            "a tool result saved in a results directory of this project's sessions"
                                 .into(),
                     });
                 }
@@ -7332,10 +7332,21 @@ fn harmless_write_target(v: &str, redirects: &[Redirect]) -> bool {
             }))
 }
 
+/// The file in a session's directory (`<tmp>/toolwright-<id>-<x>/project`) that records the
+/// project the session was opened in: its working directory, absolute with its links
+/// followed, as the bytes of the path (no newline after it). The session writes it when it
+/// makes the directory, readable by its owner only; an earlier session's saved results are
+/// read without asking only by a session of the project it names ([`inside_results_dir`]).
+pub const SESSION_PROJECT_FILE: &str = "project";
+
+/// The longest project record read ([`SESSION_PROJECT_FILE`]): longer than any path.
+const PROJECT_RECORD_MAX: u64 = 64 * 1024;
+
 /// Whether `path` is in the context's results directory, where a result too large for the
 /// conversation is saved for the model to Read (Claude Code's internal `tool-results`
 /// path). `resolved` (every link on the way followed) must be inside the directory too: a
-/// link in it that points out of it does not count.
+/// link in it that points out of it does not count. An earlier session's results directory
+/// counts when that session was of the context's project ([`in_earlier_results_dir`]).
 fn inside_results_dir(path: &Path, resolved: &Path, ctx: &ToolUseContext) -> bool {
     let Some(dir) = ctx.results_dir() else {
         return false;
@@ -7343,16 +7354,22 @@ fn inside_results_dir(path: &Path, resolved: &Path, ctx: &ToolUseContext) -> boo
     let dir = normalize_lexically(dir);
     let real = resolve_symlinks(&dir);
     ((path.starts_with(&dir) || path.starts_with(&real)) && resolved.starts_with(&real))
-        || in_earlier_results_dir(resolved, &real)
+        || in_earlier_results_dir(resolved, &real, ctx.project_dir())
 }
 
-/// Whether `resolved` is in the results directory of an earlier session of this user, the
-/// one whose results directory is `current` (`<tmp>/toolwright-<id>-<x>/tool-results`): a
-/// `toolwright run --json` gives the model a saved result's path, and the next run is
-/// another session. Only a session directory beside this one's, with the same owner and
-/// private to it (mode 0700, not a link: no other user could have put a file there), and
-/// the path resolved (a link in it leading out does not count).
-fn in_earlier_results_dir(resolved: &Path, current: &Path) -> bool {
+/// Whether `resolved` is in the results directory of an earlier session of this user and of
+/// this project, the one whose results directory is `current`
+/// (`<tmp>/toolwright-<id>-<x>/tool-results`) and whose project is `project` (the working
+/// directory its context was opened with): a `toolwright run --json` gives the model a
+/// saved result's path, and the next run is another session. Only a session directory
+/// beside this one's, with the same owner and private to it (mode 0700, not a link: no
+/// other user could have put a file there), whose project record ([`SESSION_PROJECT_FILE`],
+/// a regular file, not a link) names `project`, its links followed: Claude Code's exemption
+/// covers the tool results under the current project's directory only, so another
+/// project's saved results (its secrets a command printed) are asked about as any path
+/// outside the working directories, and so are those of a session from before the record.
+/// The path must be resolved (a link in it leading out does not count).
+fn in_earlier_results_dir(resolved: &Path, current: &Path, project: &Path) -> bool {
     use std::os::unix::fs::MetadataExt as _;
     let (Some(session), Some(base)) = (current.parent(), current.parent().and_then(Path::parent))
     else {
@@ -7382,15 +7399,55 @@ fn in_earlier_results_dir(resolved: &Path, current: &Path) -> bool {
     {
         return false;
     }
-    match (
-        std::fs::symlink_metadata(base.join(name)),
+    let earlier = base.join(name);
+    let private = match (
+        std::fs::symlink_metadata(&earlier),
         std::fs::symlink_metadata(session),
     ) {
         (Ok(earlier), Ok(ours)) => {
             earlier.is_dir() && earlier.uid() == ours.uid() && earlier.mode() & 0o077 == 0
         }
         _ => false,
+    };
+    private && recorded_project(&earlier).is_some_and(|recorded| same_project(&recorded, project))
+}
+
+/// The project recorded in the session directory `session` ([`SESSION_PROJECT_FILE`]):
+/// `None` when there is no record, or it is not a regular file of the directory's owner
+/// (a link, a directory), is empty, or is longer than any path.
+fn recorded_project(session: &Path) -> Option<PathBuf> {
+    use std::io::Read as _;
+    use std::os::unix::ffi::OsStringExt as _;
+    use std::os::unix::fs::MetadataExt as _;
+    let record = session.join(SESSION_PROJECT_FILE);
+    let owner = std::fs::symlink_metadata(session).ok()?.uid();
+    // Not through a link, nor anything but a regular file (a FIFO would block the read);
+    // the file opened must be the one looked at.
+    let seen = std::fs::symlink_metadata(&record).ok()?;
+    if !seen.file_type().is_file()
+        || seen.uid() != owner
+        || seen.len() == 0
+        || seen.len() > PROJECT_RECORD_MAX
+    {
+        return None;
     }
+    let file = std::fs::File::open(&record).ok()?;
+    let opened = file.metadata().ok()?;
+    if (opened.dev(), opened.ino()) != (seen.dev(), seen.ino()) {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(PROJECT_RECORD_MAX).read_to_end(&mut bytes).ok()?;
+    let path = PathBuf::from(std::ffi::OsString::from_vec(bytes));
+    path.is_absolute().then_some(path)
+}
+
+/// Whether `recorded`, a session's project record, names the project `project`: the same
+/// path, `project` as the context has it or with its links followed.
+fn same_project(recorded: &Path, project: &Path) -> bool {
+    recorded == project
+        || recorded == normalize_lexically(project)
+        || std::fs::canonicalize(project).is_ok_and(|real| recorded == real)
 }
 
 /// The path the kernel resolves: `..` applies to the symlink-resolved directory so far.

@@ -7336,7 +7336,7 @@ fn harmless_write_target(v: &str, redirects: &[Redirect]) -> bool {
 /// project the session was opened in: its working directory, absolute with its links
 /// followed, as the bytes of the path (no newline after it). The session writes it when it
 /// makes the directory, readable by its owner only; an earlier session's saved results are
-/// read without asking only by a session of the project it names ([`inside_results_dir`]).
+/// read without asking only by a session of the project it names.
 pub const SESSION_PROJECT_FILE: &str = "project";
 
 /// The longest project record read ([`SESSION_PROJECT_FILE`]): longer than any path.

@@ -548,13 +548,17 @@ fn withheld_from_project(name: &str) -> bool {
 
 /// Whether `value` of `name` turns telemetry off, which a project's settings may still do
 /// (Claude Code: "`none` for the three exporter selectors, and an off value such as `0` for
-/// `OTEL_LOG_USER_PROMPTS`, `OTEL_LOG_TOOL_CONTENT`, and `OTEL_LOG_TOOL_DETAILS`"; an off
-/// value here is `0`, `false`, `no` or `off`, in any case).
+/// `OTEL_LOG_USER_PROMPTS`, `OTEL_LOG_TOOL_CONTENT`, and `OTEL_LOG_TOOL_DETAILS`"; here
+/// `CLAUDE_CODE_ENABLE_TELEMETRY` too, the switch of it all; an off value is `0`, `false`,
+/// `no` or `off`, in any case).
 fn turns_telemetry_off(name: &str, value: &str) -> bool {
     let value = value.trim().to_ascii_lowercase();
     match name {
         "OTEL_LOGS_EXPORTER" | "OTEL_METRICS_EXPORTER" | "OTEL_TRACES_EXPORTER" => value == "none",
-        "OTEL_LOG_USER_PROMPTS" | "OTEL_LOG_TOOL_CONTENT" | "OTEL_LOG_TOOL_DETAILS" => {
+        "OTEL_LOG_USER_PROMPTS"
+        | "OTEL_LOG_TOOL_CONTENT"
+        | "OTEL_LOG_TOOL_DETAILS"
+        | "CLAUDE_CODE_ENABLE_TELEMETRY" => {
             matches!(value.as_str(), "0" | "false" | "no" | "off")
         }
         _ => false,
@@ -667,7 +671,11 @@ fn env_withheld_notice(options: &SessionOptions) -> Option<String> {
     }
     let named: Vec<String> = withheld
         .iter()
-        .map(|(file, names)| format!("{} (in {file})", names.join(", ")))
+        .map(|(file, names)| {
+            // A key is the project's text: shown with its control characters escaped.
+            let names: Vec<String> = names.iter().map(|n| tool_core::escape_hidden(n)).collect();
+            format!("{} (in {file})", names.join(", "))
+        })
         .collect();
     Some(format!(
         "the project's own settings `env` may not set where this session keeps its files or \

@@ -26,7 +26,8 @@
 //! with a line break; the key is named, a value never shown), a compression other than `gzip`
 //! and `none`, a timeout that is not a number of milliseconds, an endpoint that is not an
 //! `http`/`https` URL (that signal is not exported). An endpoint is shown with its user
-//! information masked (`http://user:***@host`), wherever it is shown.
+//! information, query and fragment redacted (`http://redacted@host/v1/traces?redacted`,
+//! [`tool_core::redact_url`]), wherever it is shown.
 //!
 //! Only Toolwright's own targets are exported (never the MCP library's events and spans), and
 //! of them only `INFO` and above: the spans and the decision/result events. `DEBUG` events (a
@@ -188,7 +189,7 @@ impl ExportPlan {
             if let Err(why) = check_endpoint(&url) {
                 let said = format!(
                     "{endpoint_var}={} {why}",
-                    shown(&mask_userinfo(
+                    shown(&tool_core::redact_url(
                         &env(&endpoint_var).unwrap_or_else(|| url.clone())
                     )),
                 );
@@ -248,9 +249,10 @@ impl ExportPlan {
             .filter(|v| !v.is_empty())
             .collect();
         let otlp = values.iter().any(|v| v == "otlp");
-        let none = values.iter().any(|v| v == "none");
-        // Logs are Claude Code's events: exported only when asked for, as there.
-        let on = otlp || (!none && has_endpoint && (signal != Signal::Logs || !values.is_empty()));
+        // Unset, traces and metrics go where an endpoint is (the SDKs' default); logs are
+        // Claude Code's events, exported only when asked for, as there. A list without
+        // `otlp` (`console`, which this build cannot do) sends nothing anywhere else.
+        let on = otlp || (values.is_empty() && has_endpoint && signal != Signal::Logs);
         for value in values.iter().filter(|v| *v != "otlp" && *v != "none") {
             let instead = if on {
                 "otlp is used".to_owned()
@@ -403,23 +405,8 @@ fn shown(text: &str) -> String {
         .collect()
 }
 
-/// `url` with its user information (`user:password@`) masked: `http://user:***@host`.
-pub fn mask_userinfo(url: &str) -> String {
-    let start = url.find("://").map_or(0, |i| i + 3);
-    let rest = &url[start..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else {
-        return url.to_owned();
-    };
-    let userinfo = &rest[..at];
-    let masked = match userinfo.split_once(':') {
-        Some((user, _)) => format!("{user}:***"),
-        None => "***".to_owned(),
-    };
-    format!("{}{masked}{}", &url[..start], &rest[at..])
-}
-
-/// `text` with the user information of every URL in it masked.
+/// `text` with every URL in it redacted ([`tool_core::redact_url`]: user information, query
+/// and fragment hidden).
 #[cfg(any(feature = "otlp", test))]
 pub fn mask_urls(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -432,7 +419,7 @@ pub fn mask_urls(text: &str) -> String {
             .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
             .map_or(0, |s| s + 1);
         out.push_str(&rest[..scheme_start]);
-        out.push_str(&mask_userinfo(&rest[scheme_start..end]));
+        out.push_str(&tool_core::redact_url(&rest[scheme_start..end]));
         rest = &rest[end..];
     }
     out.push_str(rest);
@@ -1169,7 +1156,7 @@ mod otlp {
         let mut pipe = |signal: &SignalPlan| -> Result<(Client, Arc<Channel>), String> {
             let channel = Arc::new(Channel {
                 signal: signal.signal,
-                endpoint: super::mask_userinfo(&signal.endpoint),
+                endpoint: tool_core::redact_url(&signal.endpoint),
                 timeout: signal.timeout,
                 closing: Arc::clone(&closing),
                 cause: Mutex::default(),
@@ -1348,9 +1335,16 @@ mod tests {
         // `none` turns a signal off; an exporter we lack is said.
         let no_traces = plan(&[ON, (ENDPOINT, url), ("OTEL_TRACES_EXPORTER", "none")]);
         assert!(!no_traces.exports(Signal::Traces) && no_traces.exports(Signal::Metrics));
+        // An exporter we lack is not replaced by the endpoint: nothing leaves for it.
         let console = plan(&[ON, (ENDPOINT, url), ("OTEL_METRICS_EXPORTER", "console")]);
-        assert!(console.exports(Signal::Metrics));
+        assert!(!console.exports(Signal::Metrics) && console.exports(Signal::Traces));
         assert!(console.notices[0].contains("OTEL_METRICS_EXPORTER=console"));
+        assert!(
+            console.notices[0].contains("metrics are not exported"),
+            "{console:?}"
+        );
+        let logs = plan(&[ON, (ENDPOINT, url), ("OTEL_LOGS_EXPORTER", "console")]);
+        assert!(!logs.exports(Signal::Logs), "{logs:?}");
         // An explicit `otlp` without an endpoint goes to the SDK's default one.
         let default = plan(&[ON, ("OTEL_METRICS_EXPORTER", "otlp")]);
         assert_eq!(default.signals.len(), 1);
@@ -1528,7 +1522,7 @@ mod tests {
         assert!(!bad.any());
         assert_eq!(bad.notices.len(), 1, "{:?}", bad.notices);
         assert!(bad.notices[0].starts_with(
-            "OTEL_EXPORTER_OTLP_ENDPOINT=http://user:***@127.0.0.1:1/a b is not a valid URL"
+            "OTEL_EXPORTER_OTLP_ENDPOINT=http://redacted@127.0.0.1:1/a b is not a valid URL"
         ));
         assert!(bad.notices[0].ends_with("; spans and metrics are not exported"));
         assert!(!bad.notices.concat().contains("PW"));
@@ -1536,13 +1530,9 @@ mod tests {
         assert!(!scheme.any());
         assert!(scheme.notices[0].contains("not an http:// or https:// URL"));
 
-        assert_eq!(mask_userinfo("http://u:p@h:1/x@y"), "http://u:***@h:1/x@y");
-        assert_eq!(mask_userinfo("https://token@h/"), "https://***@h/");
-        assert_eq!(mask_userinfo("http://h:1/a"), "http://h:1/a");
-        assert_eq!(mask_userinfo("u:p@h:1"), "u:***@h:1");
         assert_eq!(
             mask_urls("invalid endpoint 'http://u:secret@h/a b': bad"),
-            "invalid endpoint 'http://u:***@h/a b': bad"
+            "invalid endpoint 'http://redacted@h/a b': bad"
         );
         assert_eq!(mask_urls("no url here"), "no url here");
     }

@@ -43,8 +43,9 @@ pub fn record_path() -> Option<PathBuf> {
 /// The record at `path`: a missing or empty file (0 bytes, or only white space: nothing is
 /// in it to lose) is an empty record; one that is not JSON is an error, never overwritten.
 /// So is one that is no regular file once symlinks are followed (a directory, a FIFO, a
-/// device): see [`read_regular_file`]. A record that reads as empty or as JSON that ends
-/// early is read again for a moment first ([`tool_core::reread_while_torn`]): Claude Code,
+/// device): see [`read_regular_file`]. A record that reads as empty or as no valid JSON
+/// (one that ends early, or an in-place writer's new text over the old one's tail) is read
+/// again for a moment first ([`tool_core::reread_while_torn`]): Claude Code,
 /// or another program, saving it in place (truncate, then write) leaves it so for a moment,
 /// and a folder trusted there would be taken as untrusted for the whole session.
 fn read_record(path: &Path) -> Result<Value, String> {
@@ -53,7 +54,7 @@ fn read_record(path: &Path) -> Result<Value, String> {
     let torn = |read: &Read| {
         read.as_ref().is_ok_and(|(_, parsed)| match parsed {
             None => true,
-            Some(parsed) => parsed.as_ref().is_err_and(serde_json::Error::is_eof),
+            Some(parsed) => parsed.is_err(),
         })
     };
     let same = |a: &Read, b: &Read| match (a, b) {

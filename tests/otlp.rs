@@ -894,12 +894,25 @@ fn export_failures_are_said_plainly() {
     assert!(stderr.contains("OTEL_EXPORTER_OTLP_ENDPOINT"), "{stderr}");
     assert_eq!(stderr.matches("is not a valid URL").count(), 1, "{stderr}");
     assert!(!stderr.contains("PWSECRET"), "{stderr}");
-    assert!(stderr.contains("user:***@127.0.0.1"), "{stderr}");
+    assert!(stderr.contains("redacted@127.0.0.1"), "{stderr}");
     // A valid one with a password, unreachable: named in the failure, masked.
     let out = run_one_read(&format!("http://user:PWSECRET@127.0.0.1:{}", dead_port()));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("PWSECRET"), "{stderr}");
     assert!(stderr.contains("connection refused"), "{stderr}");
+    // A password holding `/` (no valid URL), and a key in the query: neither is shown.
+    let out = run_one_read(&format!(
+        "http://user:k3y/Zz+PWSECRET@127.0.0.1:{}",
+        dead_port()
+    ));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("PWSECRET"), "{stderr}");
+    let out = run_one_read(&format!(
+        "http://127.0.0.1:{}/v1?api_key=QUERYSECRET",
+        dead_port()
+    ));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("QUERYSECRET"), "{stderr}");
 }
 
 /// Settings this build cannot follow are said once each on stderr, naming the variable and

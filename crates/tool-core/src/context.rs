@@ -637,8 +637,8 @@ pub fn read_config_text(path: &std::path::Path) -> std::io::Result<(String, bool
 }
 
 /// A configuration file's text as [`read_config_text`] reads it, read again while it looks
-/// caught in the middle of an in-place rewrite ([`config_text_looks_torn`]: blank, or JSON
-/// that ends early), as [`reread_while_torn`] does: a program that saves the file in place
+/// caught in the middle of an in-place rewrite ([`config_text_looks_torn`]: blank, or no
+/// valid JSON), as [`reread_while_torn`] does: a program that saves the file in place
 /// (truncate, then write: Node's `fs.writeFileSync`, an editor's in-place save) leaves it
 /// empty, then cut, for a moment, and a read then would take the file as `{}` or report it
 /// invalid, dropping its deny rules for the whole session. What the last read gave is
@@ -660,11 +660,14 @@ pub fn read_config_text_settled(path: &Path) -> std::io::Result<(String, bool)> 
 }
 
 /// Whether a configuration file's text looks like a file caught in the middle of an
-/// in-place rewrite: blank (after a byte order mark), or JSON that ends early (serde's "EOF
-/// while parsing", as [`parse_config_json`] reads it). Such a text is worth reading again
-/// ([`reread_while_torn`]) before it is taken as blank or reported invalid.
+/// in-place rewrite: blank (after a byte order mark), or no valid JSON as
+/// [`parse_config_json`] reads it: JSON that ends early (truncate, then write), or new text
+/// over the tail of the old (write, then truncate: the file tools' in-place rewrite of a
+/// hard-linked or bind-mounted file). Such a text is worth reading again
+/// ([`reread_while_torn`]) before it is taken as blank or reported invalid; a file that
+/// really is invalid and left unchanged settles at the second read.
 pub fn config_text_looks_torn(text: &str) -> bool {
-    without_bom(text).trim().is_empty() || parse_config_json(text).is_err_and(|e| e.is_eof())
+    without_bom(text).trim().is_empty() || parse_config_json(text).is_err()
 }
 
 /// The pauses before each re-read of a configuration file that looks caught mid-rewrite

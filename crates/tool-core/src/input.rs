@@ -242,37 +242,49 @@ pub fn json_type(value: &Value) -> &'static str {
     }
 }
 
-/// A URL as a message shows it: its user info (`user:password@`) replaced by `redacted@`,
-/// its query (where API keys and tokens sit) by `?redacted`, its fragment (an
-/// `#access_token=…`) dropped; scheme, host, port and path kept. Read as text, not parsed: a
-/// URL too malformed to parse (a bad port, an unclosed `[`, a password with a `/` in it) is
-/// redacted too, which is when it is most likely to be shown. Everything between `://` and
-/// the last `@` before the path's first `/` after it is taken for user info, so a password
-/// holding `/`, `?` or `#` is hidden whole (at worst, a path with an `@` loses what comes
-/// before it).
+/// A URL as a message shows it: scheme, host, port and path; its user info
+/// (`user:password@`) replaced by `redacted@`, and its query (where API keys and tokens
+/// sit), fragment (an `#access_token=…`) and anything after the path that looks like a
+/// parameter (`&`, `=`, `;`) replaced by `?redacted`. Read as text, not parsed: a URL too
+/// malformed to parse (a bad port, an unclosed `[`, a password holding `/`, `#` or `?`) is
+/// redacted too, which is when it is most likely to be shown. When it is unclear which `@`
+/// ends the user info, more is hidden rather than less (at worst the host shown is wrong).
 pub fn redact_url(url: &str) -> String {
     let (scheme, rest) = match url.split_once("://") {
         Some((scheme, rest)) => (Some(scheme), rest),
         None => (None, url),
     };
-    // The user info ends at the last `@` of the text before the host's end; the host's end
-    // is the first `/`, `?` or `#` after that `@` (or after the start when there is none).
-    let (host_and_tail, had_user_info) = match rest.rfind('@') {
-        Some(at) => (&rest[at + 1..], true),
+    let host_end = |text: &str| text.find(['/', '?', '#']).unwrap_or(text.len());
+    let host_like = |host: &str| {
+        !host.is_empty()
+            && host.chars().all(|c| {
+                c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']' | '%')
+            })
+    };
+    // The `@` that ends the user info: the first one with plain user info before it (no `/`,
+    // `?` or `#`) and a host after it; else the last one with a host after it (a password
+    // holding `/`); else none (an `@` in a query or a path).
+    let ats: Vec<usize> = rest.match_indices('@').map(|(i, _)| i).collect();
+    let after = |at: usize| &rest[at + 1..];
+    let with_host = |at: &usize| host_like(&after(*at)[..host_end(after(*at))]);
+    let at = ats
+        .iter()
+        .find(|at| !rest[..**at].contains(['/', '?', '#']) && with_host(at))
+        .or_else(|| ats.iter().rev().find(|at| with_host(at)))
+        .copied();
+    let (host_and_tail, had_user_info) = match at {
+        Some(at) => (after(at), true),
         None => (rest, false),
     };
-    let authority_end = host_and_tail
-        .find(['/', '?', '#'])
-        .unwrap_or(host_and_tail.len());
-    let (authority, tail) = host_and_tail.split_at(authority_end);
+    let (authority, tail) = host_and_tail.split_at(host_end(host_and_tail));
     let host = if had_user_info {
         format!("redacted@{authority}")
     } else {
         authority.to_owned()
     };
-    let tail = tail.split_once('#').map_or(tail, |(before, _)| before);
-    let tail = match tail.split_once('?') {
-        Some((path, _)) => format!("{path}?redacted"),
+    let tail = match tail.find(['?', '#', '&', '=', ';']) {
+        Some(end) if tail[end..].starts_with('#') => tail[..end].to_owned(),
+        Some(end) => format!("{}?redacted", &tail[..end]),
         None => tail.to_owned(),
     };
     match scheme {
@@ -899,6 +911,21 @@ mod tests {
             ),
             ("http://h/a@b/c", "http://redacted@b/c"),
             ("", ""),
+            // An `@` in the query or the fragment is no user info.
+            (
+                "https://api.example/v1?email=user@example.com&key=SECRET",
+                "https://api.example/v1?redacted",
+            ),
+            ("https://h/cb#x@y&access_token=SECRET", "https://h/cb"),
+            (
+                "https://u:p@host/x?e=a@b.com&token=SECRET",
+                "https://redacted@host/x?redacted",
+            ),
+            (
+                "https://h/p?next=/x@evil.com/y&token=SECRET",
+                "https://redacted@evil.com/y?redacted",
+            ),
+            ("https://h/p;jsessionid=SECRET", "https://h/p?redacted"),
         ] {
             assert_eq!(redact_url(url), shown, "{url}");
             assert!(!redact_url(url).contains("SECRET") && !redact_url(url).contains(":p@"));

@@ -208,7 +208,7 @@ fn managed_drop_ins(managed_dir: &Path, diags: &mut Vec<Diagnostic>) -> Vec<Path
 /// Reads the settings files at `paths` and merges their hooks (see
 /// [`HooksConfig::from_settings`]). Missing files are fine, a leading UTF-8 byte order mark
 /// is skipped and a blank file is `{}`; unreadable or invalid ones and bad hooks entries are
-/// reported in `diagnostics`. A file that reads as blank or as JSON that ends early is read
+/// reported in `diagnostics`. A file that reads as blank or as no valid JSON is read
 /// again for a moment first ([`tool_core::read_config_text_settled`]): one caught in the
 /// middle of an in-place rewrite is read once written.
 pub fn load_hooks(paths: &SettingsPaths) -> LoadedHooks {

@@ -444,7 +444,7 @@ fn read_json(
 /// silently; a UTF-8 byte order mark at the start of a file or value is skipped and a blank
 /// file is `{}`; unreadable or invalid files are reported and skipped; an `env` entry no
 /// environment can hold is reported (a warning: it is not set). A file that reads as blank
-/// or as JSON that ends early is read again for a moment first
+/// or as no valid JSON is read again for a moment first
 /// ([`tool_core::read_config_text_settled`]): one caught in the middle of an in-place
 /// rewrite is read once written, not taken as `{}` or skipped.
 pub fn load_settings_files(

@@ -194,3 +194,62 @@ fn a_really_cut_settings_file_is_reported_after_the_window_and_never_hangs() {
         "a cut file took {took:?}"
     );
 }
+
+/// The other in-place writer (the file tools' own, for a hard-linked or bind-mounted file):
+/// it writes the new text over the old, then cuts the file to length, so a reader may find
+/// the new text followed by the old one's tail ("trailing characters", not an early end).
+/// That too is read again, not taken as an invalid file.
+#[test]
+fn a_settings_file_written_over_then_cut_keeps_its_deny_rules() {
+    const LONG: &str = "{\"permissions\":{\"deny\":[\"Bash(echo:*)\"]},\"padding\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}\n";
+    let p = Project::new();
+    let path = p.local_settings();
+    std::fs::write(&path, LONG).unwrap();
+    let sources = p.sources();
+    assert_eq!(problem(&load_permissions(&sources)), None);
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (path, stop) = (path.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut rewrites = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let text = if rewrites.is_multiple_of(2) { DENY_ECHO } else { LONG };
+                let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+                file.write_all(text.as_bytes()).unwrap();
+                // The moment between the write and the cut, made visible.
+                std::thread::sleep(Duration::from_millis(2));
+                file.set_len(text.len() as u64).unwrap();
+                drop(file);
+                rewrites += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            rewrites
+        })
+    };
+    let started = Instant::now();
+    let (mut loads, mut torn_seen) = (0u32, 0u32);
+    let mut failures = Vec::new();
+    while started.elapsed() < Duration::from_secs(3) {
+        if std::fs::read_to_string(&path).is_ok_and(|t| {
+            serde_json::from_str::<serde_json::Value>(&t).is_err_and(|e| !e.is_eof())
+        }) {
+            torn_seen += 1;
+        }
+        loads += 1;
+        if let Some(problem) = problem(&load_permissions(&sources)) {
+            failures.push(problem);
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let rewrites = writer.join().unwrap();
+    assert!(
+        torn_seen > 0,
+        "the file was never seen with an old tail ({rewrites} rewrites, {loads} loads): the test did not race"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {loads} loads lost the deny rule while the file was written over and cut ({rewrites} rewrites; a plain read found an old tail {torn_seen} times); the first: {:?}",
+        failures.len(),
+        failures.first()
+    );
+}

@@ -885,8 +885,12 @@ fn write_in_dir(
         before_rename();
         // The file's lock, held through the rename: a writer of it in another process checks
         // it again only once this one is done, and finds it replaced.
+        // Opened for writing where it can be: an NFS or CIFS client emulates `flock` with a
+        // byte-range lock, which an exclusive one needs a file open for writing for (a file
+        // this user may not write, or a program running, `ETXTBSY`: for reading).
         let to_lock = existing_file.as_ref().and_then(|_| {
-            open_to_lock(&dir_fd, name, OFlag::O_RDONLY)
+            open_to_lock(&dir_fd, name, OFlag::O_WRONLY)
+                .or_else(|_| open_to_lock(&dir_fd, name, OFlag::O_RDONLY))
                 .ok()
                 .map(File::from)
         });
@@ -1026,7 +1030,13 @@ fn wait_for_lock(file: &File, name: &OsString) -> bool {
                 return false;
             }
             // No `flock` here (some network and FUSE file systems).
-            Err(_) => return false,
+            Err(e) => {
+                tracing::debug!(
+                    file = %Path::new(name).display(),
+                    "no lock on the file ({e}): the write is guarded by its version check alone"
+                );
+                return false;
+            }
         }
     }
 }

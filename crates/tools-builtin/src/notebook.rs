@@ -631,17 +631,47 @@ pub(crate) const MAX_NOTEBOOK_IMAGES: usize = 20;
 /// 32 MB at most, and every later request of the conversation carries them again).
 pub(crate) const MAX_NOTEBOOK_IMAGES_BASE64: usize = 20 * 1024 * 1024;
 
-/// The `n`-th image output (base64 `data`) of a notebook as the model will be shown it, as
+/// The images one read shows, counted as they are shown: at most [`MAX_NOTEBOOK_IMAGES`],
+/// carrying at most [`MAX_NOTEBOOK_IMAGES_BASE64`] of base64 together. A read and a hook's
+/// replacement of its output ([`render_cells`]) count alike.
+#[derive(Debug, Default)]
+struct ImageBudget {
+    shown: usize,
+    base64: usize,
+}
+
+impl ImageBudget {
+    /// Why no other image can be shown, once [`MAX_NOTEBOOK_IMAGES`] are.
+    fn full(&self) -> Result<(), String> {
+        if self.shown >= MAX_NOTEBOOK_IMAGES {
+            return Err(format!("a read shows at most {MAX_NOTEBOOK_IMAGES} images"));
+        }
+        Ok(())
+    }
+
+    /// Takes an image of `len` bytes of base64, or says why it cannot be shown.
+    fn admit(&mut self, len: usize) -> Result<(), String> {
+        self.full()?;
+        if self.base64 + len > MAX_NOTEBOOK_IMAGES_BASE64 {
+            return Err(format!(
+                "the images of one read carry at most {} MB of base64, and the ones shown above take most of it",
+                MAX_NOTEBOOK_IMAGES_BASE64 >> 20
+            ));
+        }
+        self.shown += 1;
+        self.base64 += len;
+        Ok(())
+    }
+}
+
+/// An image output (base64 `data`) of a notebook as the model will be shown it, as
 /// Read shows an image file ([`crate::read::fit_image`]: scaled down past 1568 pixels on a
 /// side or over the API's limits, re-encoded over 500 KB when lighter; its media type read
-/// from the bytes, not the output's label), in base64 of at most `room` bytes, or why it
-/// cannot be shown: one image the API refuses fails every later request of the
-/// conversation.
-fn image_to_show(data: &str, n: usize, room: usize) -> Result<(&'static str, String), String> {
+/// from the bytes, not the output's label), taken from `budget`, or why it cannot be shown:
+/// one image the API refuses fails every later request of the conversation.
+fn image_to_show(data: &str, budget: &mut ImageBudget) -> Result<(&'static str, String), String> {
     use base64::Engine as _;
-    if n > MAX_NOTEBOOK_IMAGES {
-        return Err(format!("a read shows at most {MAX_NOTEBOOK_IMAGES} images"));
-    }
+    budget.full()?;
     // Before decoding: far too long to be scaled down here.
     if (data.len() / 4 * 3) as u64 > crate::read::MAX_SHRINK_INPUT_BYTES {
         return Err(tool_core::ImageRejection::TooLarge {
@@ -658,12 +688,7 @@ fn image_to_show(data: &str, n: usize, room: usize) -> Result<(&'static str, Str
     } else {
         data.len()
     };
-    if len > room {
-        return Err(format!(
-            "the images of one read carry at most {} MB of base64, and the ones shown above take most of it",
-            MAX_NOTEBOOK_IMAGES_BASE64 >> 20
-        ));
-    }
+    budget.admit(len)?;
     let base64 = if fitted.changed {
         base64::engine::general_purpose::STANDARD.encode(&fitted.bytes)
     } else {
@@ -692,8 +717,7 @@ pub(crate) fn render(nb: &Json, path_display: &str) -> (Vec<ContentBlock>, Vec<s
     };
     let language = language(nb);
     let mut cells_out = Vec::new();
-    let mut images = 0;
-    let mut images_base64 = 0;
+    let mut budget = ImageBudget::default();
     let cells = match nb.get("cells") {
         Some(Json::Arr(cells)) => cells.as_slice(),
         _ => &[],
@@ -747,11 +771,8 @@ pub(crate) fn render(nb: &Json, path_display: &str) -> (Vec<ContentBlock>, Vec<s
                             }
                             let mut shown_image = None;
                             if let Some(data) = image {
-                                images += 1;
-                                let room = MAX_NOTEBOOK_IMAGES_BASE64 - images_base64;
-                                match image_to_show(&data, images, room) {
+                                match image_to_show(&data, &mut budget) {
                                     Ok((media_type, base64)) => {
-                                        images_base64 += base64.len();
                                         shown_image = Some(serde_json::json!({
                                             "image_data": base64,
                                             "media_type": media_type,
@@ -798,7 +819,7 @@ pub(crate) fn render_cells(cells: &[serde_json::Value]) -> Vec<ContentBlock> {
     // As a read of the notebook: at most MAX_NOTEBOOK_IMAGES images, and
     // MAX_NOTEBOOK_IMAGES_BASE64 of base64 together (a replacement's images each pass the
     // API's checks, and all of them go with every later request).
-    let (mut images, mut images_base64) = (0usize, 0usize);
+    let mut budget = ImageBudget::default();
     for cell in cells {
         let text = |key: &str| cell[key].as_str().unwrap_or_default();
         let (id, cell_type, language) = (text("cell_id"), text("cellType"), text("language"));
@@ -819,23 +840,10 @@ pub(crate) fn render_cells(cells: &[serde_json::Value]) -> Vec<ContentBlock> {
             }
             if output.get("image").is_some_and(|i| !i.is_null()) {
                 let shown = checked_image(&output["image"]).and_then(|(media_type, data)| {
-                    if images >= MAX_NOTEBOOK_IMAGES {
-                        return Err(format!("a read shows at most {MAX_NOTEBOOK_IMAGES} images"));
-                    }
-                    if images_base64 + data.len() > MAX_NOTEBOOK_IMAGES_BASE64 {
-                        return Err(format!(
-                            "the images of one read carry at most {} MB of base64, and the ones shown above take most of it",
-                            MAX_NOTEBOOK_IMAGES_BASE64 >> 20
-                        ));
-                    }
-                    Ok((media_type, data))
+                    Ok((media_type, data, budget.admit(data.len())?))
                 });
                 blocks.push(match shown {
-                    Ok((media_type, data)) => {
-                        images += 1;
-                        images_base64 += data.len();
-                        ContentBlock::image(media_type, data.to_owned())
-                    }
+                    Ok((media_type, data, ())) => ContentBlock::image(media_type, data.to_owned()),
                     Err(why) => ContentBlock::text(format!("[Image output omitted: {why}]")),
                 });
             }

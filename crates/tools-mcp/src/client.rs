@@ -135,13 +135,15 @@ impl StderrLog {
 /// What stands for a configured value in a server's log and error texts.
 pub(crate) const REDACTED: &str = "[redacted]";
 
-/// A value of at least this many characters in a server's `env` or `headers` is never shown,
-/// whatever its name (but [`NOT_SECRET_NAMES`]), unless it is a path: long enough that a
-/// region (`us-east-1`) or a mode (`production`) is no secret, short enough that a password
-/// under a plain name (`DB=…`) or a connection URL with one in it is.
-const SECRET_MIN_CHARS: usize = 16;
+/// A value under a plain name that reads as a setting (lower-case letters, digits, `-`, `.`,
+/// `_`: `production`, `us-east-1`) is never shown only from this many characters: long
+/// enough that a region or a mode is no secret.
+const SETTING_MIN_CHARS: usize = 16;
 
-/// A word of a value at least this long is one too (the token of `Bearer <token>`).
+/// Any other value under a plain name (but [`NOT_SECRET_NAMES`] and paths) of at least this
+/// many characters is never shown (a password under a plain name, `DB=Sup3rS3cret!`, or a
+/// connection URL with one in it); and a word of a value at least this long is one too (the
+/// token of `Bearer <token>`).
 const SECRET_WORD_MIN_CHARS: usize = 8;
 
 /// Names whose values are settings, not secrets, whatever their length (compared ignoring
@@ -194,8 +196,8 @@ const NO_SECRETS: &[&str] = &[
 ];
 
 /// The values of a server's configured `env` (stdio) or `headers` (HTTP) that its log and
-/// error texts never show, longest first: every value of at least [`SECRET_MIN_CHARS`]
-/// characters that is no path, and one of at least [`SHORT_SECRET_MIN_CHARS`] whose name
+/// error texts never show, longest first: a value of at least [`SECRET_WORD_MIN_CHARS`]
+/// characters that is no path ([`SETTING_MIN_CHARS`] for one that reads as a setting), and one of at least [`SHORT_SECRET_MIN_CHARS`] whose name
 /// holds one of [`CREDENTIAL_NAME_WORDS`]; never one of [`NOT_SECRET_NAMES`] (`HOME`,
 /// `NODE_ENV`, `AWS_REGION`), a boolean-like word ([`NO_SECRETS`]) or a `${VAR}` left
 /// unexpanded. Each whitespace-separated word of a value that is itself at least
@@ -211,12 +213,14 @@ fn configured_secrets(transport: &TransportConfig) -> Vec<String> {
     let mut secrets: Vec<String> = Vec::new();
     for (name, value) in pairs {
         let name = name.to_ascii_uppercase();
+        let credential = CREDENTIAL_NAME_WORDS.iter().any(|w| name.contains(w));
+        // An exact name first (`PWD` is the working directory, not a password), then a
+        // setting's suffix unless the name says credential (`GITHUB_TOKEN_ENV`).
         if NOT_SECRET_NAMES.contains(&name.as_str())
-            || NOT_SECRET_SUFFIXES.iter().any(|s| name.ends_with(s))
+            || (!credential && NOT_SECRET_SUFFIXES.iter().any(|s| name.ends_with(s)))
         {
             continue;
         }
-        let credential = CREDENTIAL_NAME_WORDS.iter().any(|w| name.contains(w));
         // A path under a plain name (`CONFIG=/etc/srv/conf.yml`) is where a file is.
         let path = |v: &str| {
             let v = v.trim();
@@ -225,10 +229,20 @@ fn configured_secrets(transport: &TransportConfig) -> Vec<String> {
         if !credential && path(value) {
             continue;
         }
+        // A plain word of lower-case letters, digits, `-`, `.` and `_` (`production`,
+        // `us-east-1`) reads as a setting under a plain name; anything else (`Sup3rS3cret!`)
+        // as a possible password.
+        let setting_like = |v: &str| {
+            v.chars().all(|c| {
+                c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '.' | '_')
+            })
+        };
         let min = if credential {
             SHORT_SECRET_MIN_CHARS
+        } else if setting_like(value.trim()) {
+            SETTING_MIN_CHARS
         } else {
-            SECRET_MIN_CHARS
+            SECRET_WORD_MIN_CHARS
         };
         let words = value.split_whitespace().filter(|w| {
             *w != value && w.chars().count() >= SECRET_WORD_MIN_CHARS && (credential || !path(w))
@@ -3981,7 +3995,13 @@ mod tests {
             ("CONFIG", "/etc/server/config.yml"),
             ("STAGE", "production"),
             ("CONN", "postgres://u:longpassword@db/app"),
+            ("DB", "Sup3rS3cret!"),
+            ("REDIS", "redis://:pw9@h:1"),
+            ("GITHUB_TOKEN_ENV", "ghp_tok123"),
         ]));
+        for short in ["Sup3rS3cret!", "redis://:pw9@h:1", "ghp_tok123"] {
+            assert!(secrets.iter().any(|s| s == short), "{short}: {secrets:?}");
+        }
         for expected in [
             "dbpass-SECRET-42",
             "k9x2",

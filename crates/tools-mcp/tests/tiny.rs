@@ -1170,8 +1170,8 @@ async fn credentials_in_a_server_url_stay_out_of_error_texts() {
 }
 
 /// A one-letter password or query is hidden in the URL without taking its letter out of
-/// the rest of the message, and a URL without a path is shown once with the slash its
-/// parser adds, however many times the text is scrubbed on its way.
+/// the rest of the message, and a URL without a path is shown once, as written, however
+/// many times the text is scrubbed on its way.
 #[tokio::test]
 async fn short_credentials_in_a_server_url_leave_error_texts_readable() {
     for (url, shown) in [
@@ -1185,7 +1185,7 @@ async fn short_credentials_in_a_server_url_leave_error_texts_readable() {
         ),
         (
             "http://127.0.0.1:1",
-            "cannot connect to http://127.0.0.1:1/: connection refused",
+            "cannot connect to http://127.0.0.1:1: connection refused",
         ),
     ] {
         let (manager, diags) =

@@ -213,7 +213,11 @@ fn a_settings_file_written_over_then_cut_keeps_its_deny_rules() {
         std::thread::spawn(move || {
             let mut rewrites = 0u64;
             while !stop.load(Ordering::Relaxed) {
-                let text = if rewrites.is_multiple_of(2) { DENY_ECHO } else { LONG };
+                let text = if rewrites.is_multiple_of(2) {
+                    DENY_ECHO
+                } else {
+                    LONG
+                };
                 let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
                 file.write_all(text.as_bytes()).unwrap();
                 // The moment between the write and the cut, made visible.

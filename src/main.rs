@@ -169,9 +169,9 @@ fn apply_settings_env(cli: &Cli, trusted: Option<bool>) {
     if trusted.is_some() {
         options.trusted = trusted;
     }
-    let env = session::settings_env(&options);
-    session::remember_env_before_settings(env.iter().map(|(k, _)| k.as_str()));
-    for (key, value) in env {
+    let read = session::settings_env(&options);
+    session::remember_env_before_settings(&read);
+    for (key, value) in read.env {
         // SAFETY: no other thread exists yet: the telemetry and the async runtime start
         // after this, and nothing before it spawns one. Keys and values were checked for
         // `=` and NUL bytes.

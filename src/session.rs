@@ -447,14 +447,21 @@ static ENV_BEFORE_SETTINGS: std::sync::OnceLock<
     std::collections::HashMap<String, Option<std::ffi::OsString>>,
 > = std::sync::OnceLock::new();
 
-/// Records the current values of `keys` before the settings' `env` replaces them. Only the
-/// first call counts.
-pub(crate) fn remember_env_before_settings<'a>(keys: impl IntoIterator<Item = &'a str>) {
-    let before = keys
-        .into_iter()
-        .map(|k| (k.to_owned(), std::env::var_os(k)))
+/// What the session says about the settings' `env` that `main` applied: the project's
+/// variables it left out ([`env_withheld_notice`]), worked out from the same read.
+static ENV_WITHHELD_NOTICE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
+/// Records what applying `read` changes, before `main` sets its variables: the current
+/// values of the variables it sets, and the notice of what it left out, which every
+/// session of this process reports. Only the first call counts.
+pub(crate) fn remember_env_before_settings(read: &SettingsEnv) {
+    let before = read
+        .env
+        .iter()
+        .map(|(k, _)| (k.clone(), std::env::var_os(k)))
         .collect();
     let _ = ENV_BEFORE_SETTINGS.set(before);
+    let _ = ENV_WITHHELD_NOTICE.set(env_withheld_notice(&read.withheld));
 }
 
 /// `name` as this process's environment had it before the settings' `env` was applied:
@@ -577,16 +584,24 @@ fn env_value_text(value: &serde_json::Value) -> String {
 
 /// The settings' `env` of a session ([`settings_env`]), and what of the project's own files
 /// was left out ([`PROJECT_ENV_WITHHELD`]).
-struct SettingsEnv {
+pub(crate) struct SettingsEnv {
     /// The variables to set.
-    env: Vec<(String, String)>,
+    pub(crate) env: Vec<(String, String)>,
     /// Each project or local settings file with variables left out: the file as shown, and
     /// the variables' names.
     withheld: Vec<(String, Vec<String>)>,
 }
 
-/// [`settings_env`] with what it left out.
-fn read_settings_env(options: &SessionOptions) -> SettingsEnv {
+/// The `env` of the settings a session with `options` reads (managed, user, `--settings`,
+/// and the project's own files when the folder is trusted; higher levels win per
+/// variable), as Claude Code applies it to its own environment: for every tool, hook and
+/// MCP server it starts and for `${VAR}` in `.mcp.json`. Non-string values are written as
+/// JSON (`3000`, `true`). The project's own files set none of [`PROJECT_ENV_WITHHELD`]
+/// (but a value that turns telemetry off): a lower level's value for such a variable (the
+/// user's) applies as if the project's file did not name it, and opening the session says
+/// which were left out ([`remember_env_before_settings`]). Unreadable settings give nothing
+/// here; opening the session reports them.
+pub(crate) fn settings_env(options: &SessionOptions) -> SettingsEnv {
     let Some(read) = applied_settings(options) else {
         return SettingsEnv {
             env: Vec::new(),
@@ -648,24 +663,10 @@ fn read_settings_env(options: &SessionOptions) -> SettingsEnv {
     SettingsEnv { env, withheld }
 }
 
-/// The `env` of the settings a session with `options` reads (managed, user, `--settings`,
-/// and the project's own files when the folder is trusted; higher levels win per
-/// variable), as Claude Code applies it to its own environment: for every tool, hook and
-/// MCP server it starts and for `${VAR}` in `.mcp.json`. Non-string values are written as
-/// JSON (`3000`, `true`). The project's own files set none of [`PROJECT_ENV_WITHHELD`]
-/// (but a value that turns telemetry off): a lower level's value for such a variable (the
-/// user's) applies as if the project's file did not name it, and opening the session says
-/// which were left out ([`env_withheld_notice`]). Unreadable settings give nothing here;
-/// opening the session reports them.
-pub(crate) fn settings_env(options: &SessionOptions) -> Vec<(String, String)> {
-    read_settings_env(options).env
-}
-
 /// What the session says when the project's own settings named variables of
 /// [`PROJECT_ENV_WITHHELD`] that were not applied: the variables and their files, never
 /// their values. `None` when none was left out.
-fn env_withheld_notice(options: &SessionOptions) -> Option<String> {
-    let withheld = read_settings_env(options).withheld;
+fn env_withheld_notice(withheld: &[(String, Vec<String>)]) -> Option<String> {
     if withheld.is_empty() {
         return None;
     }
@@ -1172,7 +1173,7 @@ impl Session {
         let mut notices = std::mem::take(&mut setup.notices);
         // What of the project's own settings `env` was not applied (`settings_env`, which
         // `main` set in the environment before anything started).
-        notices.extend(env_withheld_notice(options));
+        notices.extend(ENV_WITHHELD_NOTICE.get().cloned().flatten());
         // A concurrency cap that is no number (`TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY=abc`):
         // said here, where the user sees it; the executors read the same variables (the
         // settings' `env` is in the environment by now).

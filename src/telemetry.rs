@@ -189,7 +189,7 @@ impl ExportPlan {
             if let Err(why) = check_endpoint(&url) {
                 let said = format!(
                     "{endpoint_var}={} {why}",
-                    shown(&tool_core::redact_url(
+                    tool_core::escape_hidden(&tool_core::redact_url(
                         &env(&endpoint_var).unwrap_or_else(|| url.clone())
                     )),
                 );
@@ -261,7 +261,7 @@ impl ExportPlan {
             };
             self.notice(format!(
                 "{var}={} is not supported (only otlp and none); {instead}",
-                shown(value)
+                tool_core::escape_hidden(value)
             ));
         }
         on
@@ -279,7 +279,7 @@ impl ExportPlan {
                 "{var}={} is not supported: this build exports OTLP over HTTP with protobuf \
                  ({HTTP_PROTOBUF}), so point the endpoint at the collector's HTTP port \
                  (usually 4318)",
-                shown(value.trim())
+                tool_core::escape_hidden(value.trim())
             ));
         }
     }
@@ -319,7 +319,7 @@ impl ExportPlan {
                 "none" => return false,
                 _ => self.notice(format!(
                     "{var}={} is not supported (only gzip and none); {}",
-                    shown(value.trim()),
+                    tool_core::escape_hidden(value.trim()),
                     if var == COMPRESSION {
                         "requests are sent uncompressed"
                     } else {
@@ -350,7 +350,7 @@ impl ExportPlan {
             self.notice(format!(
                 "{var}={} is not a number of milliseconds above 0; it is ignored (exports \
                  time out after {} s)",
-                shown(value.trim()),
+                tool_core::escape_hidden(value.trim()),
                 seconds(timeout)
             ));
         }
@@ -390,19 +390,6 @@ fn list(items: &[&str]) -> String {
 /// `seconds` as a person writes it: `3`, `0.5`.
 fn seconds(duration: Duration) -> String {
     format!("{}", duration.as_secs_f64())
-}
-
-/// `text` with control characters escaped, for a line on stderr.
-fn shown(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
 }
 
 /// `text` with every URL in it redacted ([`tool_core::redact_url`]: user information, query
@@ -465,7 +452,10 @@ fn header_problems(value: &str) -> Vec<String> {
                 .map(|(key, _)| key.trim())
                 .filter(|key| http::HeaderName::from_bytes(key.as_bytes()).is_ok());
             problems.push(match named {
-                Some(key) => format!("`{}` is followed by `:` where `=` belongs", shown(key)),
+                Some(key) => format!(
+                    "`{}` is followed by `:` where `=` belongs",
+                    tool_core::escape_hidden(key)
+                ),
                 None => format!("{place} has no `=`"),
             });
             continue;
@@ -474,7 +464,10 @@ fn header_problems(value: &str) -> Vec<String> {
         if key.is_empty() {
             problems.push(format!("{place} has no key"));
         } else if http::HeaderName::from_bytes(key.as_bytes()).is_err() {
-            problems.push(format!("`{}` is not a valid header name", shown(key)));
+            problems.push(format!(
+                "`{}` is not a valid header name",
+                tool_core::escape_hidden(key)
+            ));
         } else if value.is_empty() {
             problems.push(format!("`{key}` has no value"));
         } else if http::HeaderValue::from_str(&url_decode(value)).is_err() {
@@ -694,12 +687,9 @@ mod otlp {
                                     .unwrap_or_default()
                             ));
                             if matches!(status.as_u16(), 429 | 502 | 503 | 504) {
-                                let asked = response
-                                    .headers()
-                                    .get(http::header::RETRY_AFTER)
-                                    .and_then(|v| v.to_str().ok())
-                                    .and_then(|v| v.trim().parse::<u64>().ok())
-                                    .map(|s| Duration::from_secs(s).min(MAX_THROTTLE));
+                                let asked =
+                                    toolwright::agent::client::retry_after(response.headers())
+                                        .map(|wait| wait.min(MAX_THROTTLE));
                                 let wait = asked.map_or(delay, |a| a.max(delay));
                                 if may_wait(wait, retries) {
                                     std::thread::sleep(wait);

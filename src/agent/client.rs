@@ -398,11 +398,12 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     text
 }
 
-/// The delay the answer asks for (`retry-after-ms` in milliseconds, else `retry-after` in
-/// seconds or as an HTTP-date), capped at a minute.
-fn retry_after(response: &reqwest::Response) -> Option<Duration> {
-    let text =
-        |name: &str| -> Option<&str> { Some(response.headers().get(name)?.to_str().ok()?.trim()) };
+/// The delay an HTTP answer's headers ask for before a retry (`retry-after-ms` in
+/// milliseconds, else `Retry-After` in seconds or as an HTTP-date), capped at a minute;
+/// `None` when they ask for none this reads. The Messages API client and the telemetry
+/// exporter both heed it.
+pub fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
+    let text = |name: &str| -> Option<&str> { Some(headers.get(name)?.to_str().ok()?.trim()) };
     let number = |name: &str| -> Option<f64> {
         text(name)?
             .parse()
@@ -518,7 +519,7 @@ impl AnthropicClient {
                 Ok(response) if response.status().is_success() => return Ok(response),
                 Ok(response) => {
                     let status = response.status().as_u16();
-                    let wait = retry_after(&response);
+                    let wait = retry_after(response.headers());
                     let should_retry = response
                         .headers()
                         .get("x-should-retry")
@@ -1036,12 +1037,12 @@ mod tests {
     #[test]
     fn retry_after_is_seconds_or_an_http_date() {
         let answer = |name: &str, value: &str| {
-            reqwest::Response::from(
-                http::Response::builder()
-                    .header(name, value)
-                    .body("")
-                    .unwrap(),
-            )
+            let mut headers = http::HeaderMap::new();
+            headers.insert(
+                http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                http::HeaderValue::from_str(value).unwrap(),
+            );
+            headers
         };
         assert_eq!(
             retry_after(&answer("retry-after", "7")),

@@ -193,6 +193,14 @@ impl TempFile {
         self.file.sync_all()
     }
 
+    /// Hard-links the file at `target`, which must not exist: linking never replaces a file
+    /// (`AlreadyExists` when one is there). The temporary name stays until the value is
+    /// dropped, which removes it, so the file then has `target` as its only name. Like a
+    /// rename, the link survives a crash only once the directory is synced ([`sync_dir`]).
+    pub fn link_to(&self, target: &Path) -> io::Result<()> {
+        std::fs::hard_link(&self.path, target)
+    }
+
     /// Renames the file over `target` (replacing whatever file had that name). The rename
     /// survives a crash only once the directory is synced ([`sync_dir`]), which this leaves to
     /// the caller. On failure the temporary file is removed.

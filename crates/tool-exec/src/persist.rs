@@ -134,34 +134,28 @@ fn write_exclusive(path: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
     tool_core::temp_file::remove_abandoned_temps(dir);
     // Owner-only, whatever the directory's mode: a result holds whatever a tool printed.
     let mut tmp = tool_core::temp_file::TempFile::create(dir, name, 0o600)?;
-    let written = tmp.write_synced(bytes);
-    let placed = written.and_then(|()| {
-        for n in 1..=MAX_FILES_PER_ID {
-            let target = numbered(path, n);
-            match fs::hard_link(tmp.path(), &target) {
-                Ok(()) => return Ok(target),
-                // Taken (by an earlier result or a concurrent writer): kept; reused when it
-                // holds these very bytes.
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    if holds(&target, bytes) {
-                        return Ok(target);
-                    }
+    // On every return `tmp` is dropped, which removes its name: after a link the file keeps
+    // the target's name only; after a failure nothing half-written or temporary stays.
+    tmp.write_synced(bytes)?;
+    for n in 1..=MAX_FILES_PER_ID {
+        let target = numbered(path, n);
+        match tmp.link_to(&target) {
+            Ok(()) => return Ok(target),
+            // Taken (by an earlier result or a concurrent writer): kept; reused when it holds
+            // these very bytes.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                if holds(&target, bytes) {
+                    return Ok(target);
                 }
-                Err(_) if !target.exists() => {
-                    return fs::rename(tmp.path(), &target).map(|()| target);
-                }
-                Err(e) => return Err(e),
             }
+            Err(_) if !target.exists() => return tmp.rename_to(&target).map(|()| target),
+            Err(e) => return Err(e),
         }
-        Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            format!("{MAX_FILES_PER_ID} results were already saved under this tool_use id"),
-        ))
-    });
-    // Nothing half-written or temporary stays behind: dropping `tmp` removes it (after a
-    // rename, a name no file has any more).
-    drop(tmp);
-    placed
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("{MAX_FILES_PER_ID} results were already saved under this tool_use id"),
+    ))
 }
 
 /// `path` for `n == 1`, else `NAME.n.EXT`.

@@ -672,16 +672,8 @@ impl ImageBudget {
 fn image_to_show(data: &str, budget: &mut ImageBudget) -> Result<(&'static str, String), String> {
     use base64::Engine as _;
     budget.full()?;
-    // Before decoding: far too long to be scaled down here.
-    if (data.len() / 4 * 3) as u64 > crate::read::MAX_SHRINK_INPUT_BYTES {
-        return Err(tool_core::ImageRejection::TooLarge {
-            size: data.len() / 4 * 3,
-        }
-        .to_string());
-    }
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(data.as_bytes())
-        .map_err(|_| "its data is not valid base64".to_owned())?;
+    // Far too long to be scaled down here: refused undecoded.
+    let bytes = crate::read::decode_base64_image(data, crate::read::MAX_SHRINK_INPUT_BYTES)?;
     let fitted = crate::read::fit_image(bytes).map_err(|why| why.to_string())?;
     let len = if fitted.changed {
         fitted.bytes.len().div_ceil(3) * 4

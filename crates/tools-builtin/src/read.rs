@@ -117,18 +117,23 @@ pub enum ReadData {
 /// The media type of the image whose base64 is `data`, read from its bytes, when the API
 /// takes it ([`tool_core::check_image`]); else why not.
 pub(crate) fn checked_base64_image(data: &str) -> Result<&'static str, String> {
-    use base64::Engine as _;
-    // Before decoding: longer than the base64 of the largest image the API takes.
-    if data.len() > tool_core::MAX_IMAGE_BYTES.div_ceil(3) * 4 {
-        return Err(tool_core::ImageRejection::TooLarge {
-            size: data.len() / 4 * 3,
-        }
-        .to_string());
-    }
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(data.as_bytes())
-        .map_err(|_| "its data is not valid base64".to_owned())?;
+    // Longer than the base64 of the largest image the API takes: refused undecoded.
+    let bytes = decode_base64_image(data, tool_core::MAX_IMAGE_BYTES as u64)?;
     tool_core::check_image(&bytes).map_err(|e| e.to_string())
+}
+
+/// The bytes of an image given as base64 (`data`), or why not: longer than `max_bytes`
+/// decoded (said before anything is decoded, so a huge value costs no memory), or not valid
+/// base64. Whether the bytes are an image the API takes is the caller's check.
+pub(crate) fn decode_base64_image(data: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
+    use base64::Engine as _;
+    let size = data.len() / 4 * 3;
+    if size as u64 > max_bytes {
+        return Err(tool_core::ImageRejection::TooLarge { size }.to_string());
+    }
+    base64::engine::general_purpose::STANDARD
+        .decode(data.as_bytes())
+        .map_err(|_| "its data is not valid base64".to_owned())
 }
 
 impl ReadData {

@@ -256,6 +256,10 @@ impl TurnParser {
             Format::Whole if at_end => {
                 read = pending.len();
                 let document = pending.trim_start();
+                // Read as `JSON.parse` reads it (a lone surrogate's escape is U+FFFD); the text
+                // keeps its length, so what follows the response is found at the same place.
+                let repaired = tool_core::input::lone_surrogates_replaced(document);
+                let document = repaired.as_deref().unwrap_or(document);
                 let mut values = serde_json::Deserializer::from_str(document).into_iter::<Value>();
                 let first = values.next();
                 let rest = &document[values.byte_offset()..];
@@ -332,7 +336,7 @@ impl TurnParser {
         }
         // JSONL only when its first line is a block: a document spread over lines (a
         // pretty-printed response) or a whole response on one line is read at the end.
-        let block = serde_json::from_str::<Value>(first.trim()).is_ok_and(|v| {
+        let block = tool_core::input::parse_model_json(first.trim()).is_ok_and(|v| {
             v.get("type")
                 .and_then(Value::as_str)
                 .is_some_and(|t| matches!(t, "tool_use" | "text") || skipped_block(t))
@@ -443,7 +447,7 @@ impl TurnParser {
             return;
         }
         let fail = |why: String| Some(format!("line {line_no}: {why}"));
-        let value: Value = match serde_json::from_str(line) {
+        let value: Value = match tool_core::input::parse_model_json(line) {
             Ok(v) => v,
             Err(e) => {
                 self.error = fail(format!("not valid JSON: {e}"));
@@ -606,6 +610,32 @@ pub fn replace_in_strings(value: &mut Value, from: &str, to: &str) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A line holding an escaped surrogate without its pair is read (U+FFFD in its place,
+    /// as `JSON.parse` reads it), and the lines after it run: found by review, the run
+    /// stopped there with "unexpected end of hex escape" and later blocks got no result.
+    #[test]
+    fn a_lone_surrogate_escape_is_no_malformed_line() {
+        let text = "{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Write\",\"input\":{\"content\":\"a\\ud800b\"}}\n\
+                    {\"type\":\"tool_use\",\"id\":\"t2\",\"name\":\"Glob\",\"input\":{\"pattern\":\"*\"}}\n";
+        let turn = parse(text, Duration::ZERO);
+        assert_eq!(turn.error, None);
+        let uses: Vec<_> = turn.tool_uses().collect();
+        assert_eq!(uses.len(), 2);
+        assert_eq!(uses[0].input, json!({"content": "a\u{fffd}b"}));
+        // A whole response too.
+        let whole = json!({"type": "message", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Write", "input": {"content": "PLACEHOLDER"}}
+        ]})
+        .to_string()
+        .replace("PLACEHOLDER", "\\udc00");
+        let turn = parse(&whole, Duration::ZERO);
+        assert_eq!(turn.error, None);
+        assert_eq!(
+            turn.tool_uses().next().map(|t| t.input.clone()),
+            Some(json!({"content": "\u{fffd}"}))
+        );
+    }
 
     #[test]
     fn jsonl_with_pacing_and_errors() {

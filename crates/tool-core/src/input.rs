@@ -230,6 +230,60 @@ impl InputError {
     }
 }
 
+/// JSON text the model wrote (a tool_use's input, a line of a recorded response) read as
+/// JavaScript's `JSON.parse` reads it, which is what Claude Code does: an escaped UTF-16
+/// surrogate without its pair (`"\ud800"`, valid JSON by RFC 8259) is read as U+FFFD, the
+/// character it becomes once written as UTF-8, where `serde_json` refuses the whole text.
+/// Anything else that is not JSON fails with `serde_json`'s error.
+pub fn parse_model_json(text: &str) -> serde_json::Result<Value> {
+    match serde_json::from_str(text) {
+        Err(e) if text.contains("\\u") => match lone_surrogates_replaced(text) {
+            Some(repaired) => serde_json::from_str(&repaired),
+            None => Err(e),
+        },
+        parsed => parsed,
+    }
+}
+
+/// `text` with each escaped UTF-16 surrogate that has no pair (`\ud800` alone, or a low
+/// one alone) written `\ufffd`, as [`parse_model_json`] reads it; `None` when it has none.
+/// The text keeps its length (each escape is six characters either way).
+pub fn lone_surrogates_replaced(text: &str) -> Option<String> {
+    /// The code unit of the `\uXXXX` escape at the start of `s`.
+    fn unit(s: &str) -> Option<u16> {
+        let hex = s.strip_prefix("\\u")?.get(..4)?;
+        u16::from_str_radix(hex, 16).ok()
+    }
+    let is_high = |u: u16| (0xD800..0xDC00).contains(&u);
+    let is_low = |u: u16| (0xDC00..0xE000).contains(&u);
+    let mut out = String::with_capacity(text.len());
+    let mut replaced = false;
+    let mut rest = text;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        match unit(rest) {
+            Some(u) if is_high(u) && unit(&rest[6..]).is_some_and(is_low) => {
+                out.push_str(&rest[..12]);
+                rest = &rest[12..];
+            }
+            Some(u) if is_high(u) || is_low(u) => {
+                out.push_str("\\ufffd");
+                rest = &rest[6..];
+                replaced = true;
+            }
+            // Any other escape (`\\` too) is two characters, kept as they are.
+            _ => {
+                let len = rest[1..].chars().next().map_or(1, |c| 1 + c.len_utf8());
+                out.push_str(&rest[..len]);
+                rest = &rest[len..];
+            }
+        }
+    }
+    out.push_str(rest);
+    replaced.then_some(out)
+}
+
 /// The JSON type name of a value as the error text spells it.
 pub fn json_type(value: &Value) -> &'static str {
     match value {
@@ -608,6 +662,44 @@ fn allows_null(schema: Option<&Value>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An escaped surrogate without its pair is U+FFFD, as JavaScript's `JSON.parse` (and so
+    /// Claude Code) reads it; a pair, an escaped backslash before `u`, and text that is not
+    /// JSON for another reason are read as before. Found by review: a model's Write of
+    /// `"a\ud800b"` was refused as "not valid JSON (unexpected end of hex escape)", and a
+    /// recorded turn holding one stopped there.
+    #[test]
+    fn a_lone_surrogate_escape_is_read_as_the_replacement_character() {
+        let read = |text: &str| parse_model_json(text).map_err(|e| e.to_string());
+        assert_eq!(
+            read(r#"{"c":"a\ud800b"}"#),
+            Ok(serde_json::json!({"c": "a\u{fffd}b"}))
+        );
+        assert_eq!(
+            read(r#"{"c":"\udc00"}"#),
+            Ok(serde_json::json!({"c": "\u{fffd}"}))
+        );
+        assert_eq!(
+            read(r#"{"c":"\ud800\ud800\udc00x\ud83d"}"#),
+            Ok(serde_json::json!({"c": "\u{fffd}\u{10000}x\u{fffd}"}))
+        );
+        // `\\ud800` is a backslash, then the letters: nothing to repair.
+        assert_eq!(
+            read(r#"{"c":"\\ud800"}"#),
+            Ok(serde_json::json!({"c": "\\ud800"}))
+        );
+        assert_eq!(
+            read(r#"{"c":"😀\ud800"}"#),
+            Ok(serde_json::json!({"c": "😀\u{fffd}"}))
+        );
+        // Other faults keep serde_json's error.
+        let broken = read(r#"{"c":"\ud800"#).unwrap_err();
+        assert!(broken.contains("EOF"), "{broken}");
+        assert!(read(r#"{"c":"\uzzzz"}"#).is_err());
+        assert_eq!(lone_surrogates_replaced(r#"{"c":"ok"}"#), None);
+        let repaired = lone_surrogates_replaced(r#"["\ud800"]"#).unwrap();
+        assert_eq!(repaired.len(), r#"["\ud800"]"#.len());
+    }
     use serde_json::json;
 
     fn schema() -> Value {

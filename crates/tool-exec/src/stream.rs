@@ -310,7 +310,7 @@ impl AnthropicStream {
             line: self.data_line,
             reason,
         };
-        let json: Value = match serde_json::from_str(&data) {
+        let json: Value = match tool_core::input::parse_model_json(&data) {
             Ok(json) => json,
             // Data that is no JSON object (`[DONE]`) under no event name, or one the API does
             // not send, is ignored, as the Anthropic SDK ignores events it does not know. A
@@ -430,7 +430,7 @@ impl AnthropicStream {
                         let input = if raw.trim().is_empty() {
                             Value::Object(serde_json::Map::new())
                         } else {
-                            serde_json::from_str(&raw).unwrap_or(Value::String(raw))
+                            tool_core::input::parse_model_json(&raw).unwrap_or(Value::String(raw))
                         };
                         out.push(StreamEvent::ToolUse(ToolUse { id, name, input }));
                     }
@@ -558,6 +558,40 @@ mod tests {
             json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
             json!({"type": "message_stop"}),
         ])
+    }
+
+    /// A tool input with an escaped surrogate without its pair reaches the tool with U+FFFD
+    /// in its place (as `JSON.parse` reads it), not as input that is no JSON; a text delta
+    /// holding one does not break the stream. Found by review.
+    #[test]
+    fn a_lone_surrogate_escape_in_a_tool_input_is_the_replacement_character() {
+        let text = sse(&[
+            json!({"type": "message_start", "message": {"id": "msg_1"}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "Write", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"content\": \"a\\ud800b\"}"}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "message_stop"}),
+        ]);
+        let mut parser = AnthropicStream::new();
+        let mut events = parser.feed(&text).unwrap();
+        events.extend(parser.finish().unwrap());
+        assert!(
+            events.contains(&StreamEvent::ToolUse(ToolUse::new(
+                "toolu_1",
+                "Write",
+                json!({"content": "a\u{fffd}b"})
+            ))),
+            "{events:?}"
+        );
+        // The event itself holding one (a text delta): read, not a malformed stream.
+        let text = "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n\
+                    event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\\ud800\"}}\n\n";
+        let mut parser = AnthropicStream::new();
+        let events = parser.feed(text).unwrap();
+        assert!(
+            events.contains(&StreamEvent::Text("x\u{fffd}".into())),
+            "{events:?}"
+        );
     }
 
     #[test]

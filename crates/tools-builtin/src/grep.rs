@@ -1281,6 +1281,10 @@ struct Found {
     unreadable: Mutex<NotSearched>,
     /// Set when the walk handed a file to be searched (whatever came of it).
     searched_any: AtomicBool,
+    /// Set when a read deny rule kept an entry out of the walk: a search that found no file
+    /// then does not say no file matched (what was kept out may have), as Claude Code, which
+    /// makes deny rules ignore patterns, says only "No files found".
+    denied_any: AtomicBool,
     /// A `glob` starting with `/` whose directory is not below the root, when the walk
     /// searched no file ([`GrepOutput::anchored_glob`]).
     anchored_glob: Mutex<Option<String>>,
@@ -1308,6 +1312,7 @@ impl Found {
             asked: Mutex::default(),
             unreadable: Mutex::default(),
             searched_any: AtomicBool::new(false),
+            denied_any: AtomicBool::new(false),
             anchored_glob: Mutex::default(),
             glob_let_nothing_through: AtomicBool::new(false),
             type_let_nothing_through: AtomicBool::new(false),
@@ -1460,6 +1465,7 @@ fn walk(plan: &Plan, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), Too
                     .denied_by(e.path(), tool_core::FileAccess::Read)
                     .is_some()
                 {
+                    found.denied_any.store(true, Ordering::Relaxed);
                     return false;
                 }
                 // A link the walk does not follow is not searched whatever the rules say:
@@ -1494,7 +1500,10 @@ fn walk(plan: &Plan, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), Too
         // Nothing searched (ripgrep warns then): said, with what may be why, when a glob
         // that picks files was given (one that only excludes, `!*.rs`, says what it left
         // out itself), or a type.
-        if !found.searched_any.load(Ordering::Relaxed) && !stopped {
+        if !found.searched_any.load(Ordering::Relaxed)
+            && !found.denied_any.load(Ordering::Relaxed)
+            && !stopped
+        {
             let anchored = anchored_elsewhere(&plan.root, &globs);
             if anchored.is_none() && globs.iter().any(|g| !g.starts_with('!')) {
                 found

@@ -191,11 +191,30 @@ pub(crate) fn glob_refusal(pattern: &str, e: &ignore::Error, compiled: bool) -> 
 /// Splits an absolute pattern into its literal directory prefix, with `.` and `..` collapsed
 /// lexically (`/x/../proj/*.rs` walks `/proj`, as `/proj/*.rs` does), and the glob below it.
 fn split_absolute(pattern: &str) -> (PathBuf, String) {
+    if let Some(found) = literal_dir_with_glob_chars(pattern) {
+        return found;
+    }
     let (dir, glob) = split_literal(pattern);
     (
         tool_core::normalize_lexically(&Path::new("/").join(dir)),
         glob,
     )
+}
+
+/// An absolute pattern whose leading parts, glob characters and all, name a directory that
+/// exists as written (a project at `/work/site[v2]` or `/src/{app}`, which models name in
+/// absolute patterns): that directory, the longest such, and the glob below it. A careful
+/// user means the directory there, not the names the brackets would match (found by review:
+/// `/work/we[ir]d{x}/*.rs` found nothing, and asked to read `/work`). `None` when the first
+/// part with a glob character names no directory as written.
+fn literal_dir_with_glob_chars(pattern: &str) -> Option<(PathBuf, String)> {
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let first_glob = parts.iter().position(|p| p.contains(GLOB_CHARS))?;
+    (first_glob + 1..parts.len()).rev().find_map(|end| {
+        let dir = tool_core::normalize_lexically(&Path::new("/").join(parts[..end].join("/")));
+        dir.is_dir()
+            .then(|| (dir, format!("/{}", parts[end..].join("/"))))
+    })
 }
 
 /// Splits a pattern below a directory (the part after an absolute pattern's `/`, or after

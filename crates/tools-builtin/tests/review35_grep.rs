@@ -8,7 +8,7 @@ use std::fs;
 
 use common::{ctx, text};
 use serde_json::json;
-use tool_core::{PermissionMode, RuleSource, SourcedRule, ToolPermissionContext};
+use tool_core::{PermissionMode, RuleSource, SourcedRule, Tool as _, ToolPermissionContext};
 use tools_builtin::Grep;
 
 /// A Grep whose `glob` or `type` names only files a deny rule forbids answers as Claude
@@ -45,4 +45,50 @@ async fn files_a_deny_rule_kept_out_are_not_said_to_be_unmatched() {
     assert!(out.contains("main.rs") && out.contains("lib.rs"), "{out}");
     let out = text(&Grep, &c, json!({"pattern": "fn", "glob": "*.go"})).await;
     assert!(out.contains("no file matched the glob `*.go`"), "{out}");
+}
+
+/// An absolute Glob pattern naming a directory whose name holds glob characters (a project
+/// at `…/we[ir]d{x}`) finds the files in that directory, as written, and is judged as a
+/// search there (not of its parent). Found by review: it found nothing, and in default mode
+/// asked to read the parent directory, outside the project.
+#[tokio::test]
+async fn an_absolute_glob_through_a_directory_named_with_glob_characters() {
+    let parent = tempfile::tempdir().unwrap();
+    let project = parent.path().join("we[ir]d{x}");
+    fs::create_dir_all(project.join("sub")).unwrap();
+    fs::write(project.join("b.rs"), "hit\n").unwrap();
+    fs::write(project.join("sub/c.rs"), "hit\n").unwrap();
+    // What the brackets would match, were they a glob: not found.
+    fs::create_dir_all(parent.path().join("wedx")).unwrap();
+    fs::write(parent.path().join("wedx/decoy.rs"), "no\n").unwrap();
+    let c = ctx(&project);
+    let abs = project.display().to_string();
+    let out = text(
+        &tools_builtin::Glob,
+        &c,
+        json!({"pattern": format!("{abs}/*.rs")}),
+    )
+    .await;
+    assert_eq!(out, "b.rs");
+    let out = text(
+        &tools_builtin::Glob,
+        &c,
+        json!({"pattern": format!("{abs}/**/*.rs")}),
+    )
+    .await;
+    assert!(
+        out.contains("b.rs") && out.contains("c.rs") && !out.contains("decoy"),
+        "{out}"
+    );
+    // The search is judged as one of the project: allowed, where its parent would ask.
+    let input = tools_builtin::Glob
+        .parse_input(json!({"pattern": format!("{abs}/*.rs")}))
+        .unwrap();
+    let engine = tool_perms::PermissionEngine::new(
+        &ToolPermissionContext::default(),
+        tool_perms::PathRoots::for_cwd(&project),
+    )
+    .unwrap();
+    let decided = engine.decide(&tools_builtin::Glob, &input, &c).await;
+    assert_eq!(decided.behavior(), "allow", "{decided:?}");
 }

@@ -1128,6 +1128,13 @@ fn examine_line(line: &[u8], sent: &SentIds) -> LineVerdict {
         ),
         Value::Array(_) => LineVerdict::Skip(None),
         Value::Object(fields) if !fields.contains_key("jsonrpc") => LineVerdict::Skip(None),
+        Value::Object(fields)
+            if fields.contains_key("error")
+                && !fields.contains_key("method")
+                && id_key(&value).is_none() =>
+        {
+            idless_error(value, sent)
+        }
         Value::Object(_) if is_response(&value) => {
             let id = id_key(&value).unwrap_or_default();
             let mut outstanding = lock(sent);
@@ -1170,6 +1177,57 @@ fn examine_line(line: &[u8], sent: &SentIds) -> LineVerdict {
             }
         }
         _ => LineVerdict::Pass,
+    }
+}
+
+/// An error response without an id (`"id": null`, which JSON-RPC 2.0 prescribes when the
+/// server could not tell which request it answers), which rmcp would drop, leaving the call
+/// to wait for its timeout and then say the server "sent nothing". With one request waiting
+/// it is that request's error (given its id, as the HTTP client gives it: [`crate::http`]);
+/// with several, which one it answers cannot be told, and the connection fails at once with
+/// the server's words; with none (an error about a notification) it is left out, said in the
+/// server log.
+fn idless_error(mut value: Value, sent: &SentIds) -> LineVerdict {
+    let said = || {
+        let error = &value["error"];
+        let message = error["message"].as_str().unwrap_or("no message");
+        let message: String = message.chars().take(300).collect();
+        match error["code"].as_i64() {
+            Some(code) => format!("{} (code {code})", tool_core::escape_hidden(&message)),
+            None => tool_core::escape_hidden(&message),
+        }
+    };
+    let mut outstanding = lock(sent);
+    let waiting = outstanding.ids.len() + outstanding.unread;
+    if waiting == 0 {
+        return LineVerdict::Skip(Some(format!(
+            "it sent an error without an id while no request was waiting: {}",
+            said()
+        )));
+    }
+    let only = (waiting == 1)
+        .then(|| outstanding.ids.iter().next().cloned())
+        .flatten();
+    let Some(key) = only else {
+        return LineVerdict::Fail(format!(
+            "it sent an error without an id while {waiting} requests were waiting, so which \
+             one failed cannot be told: {}",
+            said()
+        ));
+    };
+    let Ok(id) = serde_json::from_str::<Value>(&key) else {
+        return LineVerdict::Fail(format!("it sent an error without an id: {}", said()));
+    };
+    outstanding.ids.remove(&key);
+    if outstanding.answered.len() == ANSWERED_KEPT {
+        outstanding.answered.pop_front();
+    }
+    outstanding.answered.push_back(key);
+    drop(outstanding);
+    value["id"] = id;
+    match serde_json::from_value::<rmcp::model::ServerJsonRpcMessage>(value.clone()) {
+        Ok(_) => LineVerdict::Rewrite(serde_json::to_vec(&value).unwrap_or_default()),
+        Err(e) => LineVerdict::Fail(format!("it sent a malformed error without an id: {e}")),
     }
 }
 
@@ -3822,6 +3880,37 @@ mod tests {
     /// left out with a note, one to an id never sent fails the connection (the call would
     /// wait for its timeout); one that names request 2 as `"2"` is mended, as the
     /// TypeScript SDK matches it.
+    /// An error without an id is the error of the one request waiting (mended with its id);
+    /// with two waiting it fails the connection with the server's words; with none it is
+    /// left out, said in the log. Found by review: rmcp dropped it and the call waited for
+    /// the idle limit.
+    #[test]
+    fn an_idless_error_goes_to_the_one_request_waiting() {
+        let idless =
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"bad\u001b[2J"}}"#;
+        let sent = SentIds::default();
+        let LineVerdict::Skip(Some(note)) = examine_line(idless, &sent) else {
+            panic!("an error about nothing waiting was not left out with a note");
+        };
+        assert!(
+            note.contains("while no request was waiting: bad\\u{1b}[2J (code -32600)"),
+            "{note}"
+        );
+        lock(&sent).ids.insert("7".to_owned());
+        let LineVerdict::Rewrite(mended) = examine_line(idless, &sent) else {
+            panic!("the error was not given to the request waiting");
+        };
+        let mended: Value = serde_json::from_slice(&mended).unwrap();
+        assert_eq!(mended["id"], 7);
+        assert!(lock(&sent).ids.is_empty());
+        lock(&sent).ids.insert("8".to_owned());
+        lock(&sent).ids.insert("\"x\"".to_owned());
+        let LineVerdict::Fail(why) = examine_line(idless, &sent) else {
+            panic!("an error for one of two requests was not reported");
+        };
+        assert!(why.contains("while 2 requests were waiting"), "{why}");
+    }
+
     #[test]
     fn responses_are_matched_to_the_requests_waiting_for_them() {
         let sent = SentIds::default();

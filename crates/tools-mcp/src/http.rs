@@ -395,13 +395,29 @@ fn method_of(message: &ServerJsonRpcMessage) -> Option<String> {
 /// ([`StreamableHttpError::UnexpectedServerResponse`], told by [`unexpected_answer`]). An
 /// error without an id (a server that could not read the request, or failed it in a layer
 /// that does not know ids) is the request's error: it is given the request's id, so that rmcp
-/// hands it to the request waiting for it. (An event stream is rmcp's to follow: one that
-/// ends without the answer fails the request already.)
+/// hands it to the request waiting for it. The same holds for such an error sent as an event
+/// of the request's own event stream, which rmcp would drop and then, the stream ended,
+/// report as a lost connection. (Otherwise an event stream is rmcp's to follow: one that ends
+/// without the answer fails the request already.)
 fn answers_its_request(sent: Option<&RequestId>, result: PostResult) -> PostResult {
     let Some(sent) = sent else {
         return result;
     };
     match result {
+        Ok(StreamableHttpPostResponse::Sse(events, session)) => {
+            let id = serde_json::to_value(sent).unwrap_or_default();
+            let events = futures::StreamExt::map(events, move |event| {
+                event.map(|mut event| {
+                    if let Some(data) = event.data.as_deref()
+                        && let Some(mended) = idless_error_for(data, &id)
+                    {
+                        event.data = Some(mended);
+                    }
+                    event
+                })
+            });
+            Ok(StreamableHttpPostResponse::Sse(Box::pin(events), session))
+        }
         Ok(StreamableHttpPostResponse::Json(JsonRpcMessage::Error(mut error), session))
             if error.id.is_none() =>
         {
@@ -422,6 +438,22 @@ fn answers_its_request(sent: Option<&RequestId>, result: PostResult) -> PostResu
         }
         other => other,
     }
+}
+
+/// `data` (an event of a request's own event stream) given the request's `id` when it is an
+/// error response without one; `None` for anything else (read only when it may be one).
+fn idless_error_for(data: &str, id: &serde_json::Value) -> Option<String> {
+    if !data.contains("\"error\"") {
+        return None;
+    }
+    let mut message: serde_json::Value = serde_json::from_str(data).ok()?;
+    let fields = message.as_object_mut()?;
+    let idless = fields.get("id").is_none_or(serde_json::Value::is_null);
+    if !idless || !fields.contains_key("error") || fields.contains_key("method") {
+        return None;
+    }
+    fields.insert("id".to_owned(), id.clone());
+    Some(message.to_string())
 }
 
 /// `error` without the request's URL: reqwest's errors end with ` for url (<the whole

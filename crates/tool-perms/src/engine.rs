@@ -17,14 +17,15 @@ use tool_core::{
 };
 
 use crate::bash::commands::{
-    Backups, Destination, GitConfigRead, GitContent, PathUse, WrappedPaths, accept_edits_allows,
-    awk_may_use_other_files, backups, candidates, changes_directory, changes_trees,
-    deletes_in_destination, destination, effective_name, effective_words, git_config_files,
-    git_content, git_read_only_but_for, git_repository_elsewhere, has_option, has_path_operands,
-    inherited_git_variable, is_read_only, is_transparent, lists_the_cwd_by_default,
-    options_after_operands, path_args, path_use, read_path_args, reads_listed_files,
-    reads_only_whatever_is_appended, reads_trees, safe_wrapper_len, sed_in_place, sed_script_note,
-    sed_unseen, wrapped_command_starts, wrapped_readings, xargs_arg_files,
+    Backups, Destination, GitConfigRead, GitContent, LnSymlinks, PathUse, WrappedPaths,
+    accept_edits_allows, awk_may_use_other_files, backups, candidates, changes_directory,
+    changes_trees, deletes_in_destination, destination, effective_name, effective_words,
+    git_config_files, git_content, git_read_only_but_for, git_repository_elsewhere, has_option,
+    has_path_operands, inherited_git_variable, is_read_only, is_transparent,
+    lists_the_cwd_by_default, ln_symlinks, options_after_operands, path_args, path_use,
+    read_path_args, reads_listed_files, reads_only_whatever_is_appended, reads_trees,
+    safe_wrapper_len, sed_in_place, sed_script_note, sed_unseen, wrapped_command_starts,
+    wrapped_readings, xargs_arg_files,
 };
 use crate::bash::file_uses::{config_variables, file_uses};
 use crate::bash::parse::{
@@ -543,10 +544,25 @@ impl RuleSet {
                         "WebSearch rules take no content; this rule is never consulted".into(),
                         false,
                     )),
-                    n if PATH_ONLY_TOOLS.contains(&n) => set.diagnostics.push(diag(
-                        format!("path rules are written `Read(...)` or `Edit(...)`; `{n}(...)` is never consulted"),
-                        false,
-                    )),
+                    n if PATH_ONLY_TOOLS.contains(&n) => {
+                        // The rule meant: reads are `Read(...)`, writes `Edit(...)`. A deny or
+                        // ask rule says it does nothing (an error on the command line, where
+                        // the deny meant would not hold); an allow grants nothing either way.
+                        let meant = if matches!(n, "Glob" | "Grep" | "LS") {
+                            "Read"
+                        } else {
+                            "Edit"
+                        };
+                        let meant = crate::rule::format_rule(meant, Some(c));
+                        set.diagnostics.push(diag(
+                            if behavior == RuleBehavior::Allow {
+                                format!("path rules are written `Read(...)` or `Edit(...)`; `{n}(...)` is never consulted (write `{meant}`)")
+                            } else {
+                                format!("path rules are written `Read(...)` or `Edit(...)`; `{n}(...)` is never consulted: {DOES_NOTHING} (write `{meant}`)")
+                            },
+                            false,
+                        ));
+                    }
                     n => {
                         if !COMMAND_OR_NAME_TOOLS.contains(&n) && miscapitalised_tool(n).is_none() {
                             // Content that is no `Tool(param:value)` (read above): only a tool
@@ -2801,6 +2817,14 @@ impl PermissionEngine {
                 });
             }
         }
+        // `ln -s TARGET LINK` without `-r`: the kernel resolves a relative TARGET from the
+        // link's directory, not from where ln runs. What the link leads to is checked there.
+        if let Some(d) = &dest
+            && let Some(ln) = ln_symlinks(name, words)
+            && !ln.relative
+        {
+            self.link_targets_from_link_dir(d, ln, &mut args, sub, ctx);
+        }
         // `rsync --delete` empties its destination of what the source lacks: checked as a
         // removal, every operand when an option comes after one (the last may not be the
         // destination).
@@ -3486,8 +3510,9 @@ impl PermissionEngine {
     /// A git command that prints files of the repository or its history it does not name
     /// ([`git_content`]: a blob `REV:PATH`, `git grep`, `git cat-file`, a patch without
     /// pathspecs, or with one that is not a plain file): those files cannot be checked, so
-    /// it is asked about when a Read deny rule could match one of them
-    /// ([`Self::read_denied_may_reach_repository`]; as a recursive grep's tree is checked).
+    /// it is asked about (in bypass mode too) when a Read deny or ask rule could match one
+    /// of them ([`Self::read_rules_may_reach_repository`]; as a recursive grep's tree is
+    /// checked).
     /// Named files are checked as paths read ([`path_use`]). `git_env`: the command mentions
     /// a `GIT_` variable.
     fn git_content_read(
@@ -3499,12 +3524,15 @@ impl PermissionEngine {
         ctx: &ToolUseContext,
         git_env: bool,
     ) -> Option<Finding> {
-        if name != "git" || set.read[bi(RuleBehavior::Deny)].is_empty() {
+        if name != "git"
+            || (set.read[bi(RuleBehavior::Deny)].is_empty()
+                && set.read[bi(RuleBehavior::Ask)].is_empty())
+        {
             return None;
         }
         let content = git_content(words)?;
         // Where the repository is not known, neither is what its pathspecs name.
-        let known = match self.read_denied_may_reach_repository(set, sub, words, ctx, git_env) {
+        let known = match self.read_rules_may_reach_repository(set, sub, words, ctx, git_env) {
             Some(false) => return None,
             Some(true) => true,
             None => false,
@@ -3554,7 +3582,7 @@ impl PermissionEngine {
             }
         };
         // A diff of the work tree prints changes of the files the index lists: none a Read
-        // deny rule matches, none printed. One that compares a tree (`--cached`, a
+        // deny or ask rule matches, none printed. One that compares a tree (`--cached`, a
         // revision) may print a file the index no longer lists (`git rm --cached .env`).
         if unnamed
             && known
@@ -3569,7 +3597,7 @@ impl PermissionEngine {
                 set,
                 PathUse::Read,
                 format!(
-                    "`{text}` prints files of the repository it does not name, which cannot be checked against the Read deny rules."
+                    "`{text}` prints files of the repository it does not name, which cannot be checked against the Read deny and ask rules."
                 ),
             )
             .sub(text)
@@ -3577,7 +3605,7 @@ impl PermissionEngine {
     }
 
     /// Whether a file git tracks in the repository `sub` works in (its index lists it)
-    /// matches a Read deny rule, or may (a sparse index's directory entry). `None` when the
+    /// matches a Read deny or ask rule, or may (a sparse index's directory entry). `None` when the
     /// index cannot be read: a `.git` file (a linked work tree or submodule), another object
     /// format, a split or unknown index, an unknown directory.
     fn tracked_file_denied(
@@ -3588,7 +3616,10 @@ impl PermissionEngine {
     ) -> Option<bool> {
         /// An index larger than this is not read.
         const MAX_INDEX_BYTES: u64 = 256 << 20;
-        let rules = &set.read[bi(RuleBehavior::Deny)];
+        let rules = [
+            &set.read[bi(RuleBehavior::Deny)],
+            &set.read[bi(RuleBehavior::Ask)],
+        ];
         let dirs = self.resolve_in_dirs(".", &sub.cwd, &sub.other_cwds, ctx)?;
         for dir in dirs {
             let root = git_work_tree(&dir)?;
@@ -3609,13 +3640,14 @@ impl PermissionEngine {
             };
             for path in crate::git_index::index_paths(&bytes)? {
                 let full = root.join(&path);
-                let denied = if path.ends_with('/') {
-                    rules.may_match_inside(&full)
+                let covered = if path.ends_with('/') {
+                    rules.iter().any(|r| r.may_match_inside(&full))
                 } else {
-                    self.path_rule(set, false, RuleBehavior::Deny, &full, &full, false)
-                        .is_some()
+                    [RuleBehavior::Deny, RuleBehavior::Ask]
+                        .into_iter()
+                        .any(|b| self.path_rule(set, false, b, &full, &full, false).is_some())
                 };
-                if denied {
+                if covered {
                     return Some(true);
                 }
             }
@@ -3623,7 +3655,7 @@ impl PermissionEngine {
         Some(false)
     }
 
-    /// Whether a Read deny rule could match a file git prints from the repository it works in
+    /// Whether a Read deny or ask rule could match a file git prints from the repository it works in
     /// (the nearest directory up from each directory the command may run in that holds
     /// `.git`; that directory itself when none does): a rule whose pattern starts inside
     /// the repository's work tree or above it (`.env` at any depth, `src/**`, `~/**`), not
@@ -3631,7 +3663,7 @@ impl PermissionEngine {
     /// history may hold others. When the repository cannot be known (another one named by
     /// `-C`, `--git-dir`, `-c` or a `GIT_` variable, an unknown directory, a directory
     /// inside a git directory, a work tree configured elsewhere), every rule may: `None`.
-    fn read_denied_may_reach_repository(
+    fn read_rules_may_reach_repository(
         &self,
         set: &RuleSet,
         sub: &SimpleCommand,
@@ -3647,12 +3679,17 @@ impl PermissionEngine {
             return None;
         }
         let dirs = self.resolve_in_dirs(".", &sub.cwd, &sub.other_cwds, ctx)?;
-        let rules = &set.read[bi(RuleBehavior::Deny)];
+        let rules = [
+            &set.read[bi(RuleBehavior::Deny)],
+            &set.read[bi(RuleBehavior::Ask)],
+        ];
         let mut reaches = false;
         for dir in dirs.iter().flat_map(|d| [d.clone(), resolve_symlinks(d)]) {
             let root = git_work_tree(&dir)?;
-            reaches |=
-                rules.may_match_inside(&root) || rules.may_match_inside(&resolve_symlinks(&root));
+            let root_resolved = resolve_symlinks(&root);
+            reaches |= rules
+                .iter()
+                .any(|r| r.may_match_inside(&root) || r.may_match_inside(&root_resolved));
         }
         Some(reaches)
     }
@@ -3759,11 +3796,117 @@ impl PermissionEngine {
         Some(base.join(value_path))
     }
 
+    /// The targets of `ln -s` (without `-r`) in `args` made to name what each link leads to:
+    /// a relative target joined to the link's directory (`ln -s ../k sub/l` leads to `k`, not
+    /// to `../k`), which is `-t DIR`, the last operand when it is a directory (a trailing
+    /// `/`, one that is, or several targets going into it; not with `-T`, nor through a
+    /// link with `-n`), else the last operand's directory, else the working directory (no
+    /// change). What a link whose directory is not known (a computed or glob last operand)
+    /// leads to cannot be checked: an unchecked word is added for it. A glob target is
+    /// checked both ways: bash expands it where ln runs, and the links resolve its names
+    /// from their directory.
+    fn link_targets_from_link_dir(
+        &self,
+        d: &Destination,
+        ln: LnSymlinks,
+        args: &mut Vec<Word>,
+        sub: &SimpleCommand,
+        ctx: &ToolUseContext,
+    ) {
+        if d.here {
+            return;
+        }
+        let Some(to) = args.get(d.index) else {
+            return;
+        };
+        // `None`: not known; `Some("")`: the working directory.
+        let link_dir: Option<String> = match to.value.as_deref() {
+            _ if to.glob => None,
+            None => None,
+            Some(v) => {
+                let is_dir = || {
+                    self.resolve_in_dirs(v, &sub.cwd, &sub.other_cwds, ctx)
+                        .is_none_or(|paths| {
+                            paths.iter().any(|p| {
+                                if ln.no_dereference {
+                                    std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
+                                } else {
+                                    p.is_dir()
+                                }
+                            })
+                        })
+                };
+                let into = d.by_option
+                    || (!ln.no_target_directory
+                        && (d.sources.len() > 1 || v.ends_with('/') || is_dir()));
+                if into {
+                    Some(v.to_owned())
+                } else {
+                    Some(match v.trim_end_matches('/').rsplit_once('/') {
+                        Some(("", _)) => "/".to_owned(),
+                        Some((dir, _)) => dir.to_owned(),
+                        None => String::new(),
+                    })
+                }
+            }
+        };
+        if link_dir.as_deref() == Some("") {
+            return;
+        }
+        let joined = |dir: &str, target: &str| {
+            if dir.ends_with('/') {
+                format!("{dir}{target}")
+            } else {
+                format!("{dir}/{target}")
+            }
+        };
+        let link_raw = to.raw.clone();
+        let mut extra = Vec::new();
+        for &i in &d.sources {
+            let Some(w) = args.get_mut(i) else { continue };
+            // An absolute target, or one bash made absolute (`~/x`), is where it says.
+            let relative = match w.value.as_deref() {
+                Some(v) => !v.starts_with(['/', '~']),
+                None => w.raw.contains('{') && !w.raw.starts_with(['/', '~']),
+            };
+            if !relative {
+                continue;
+            }
+            let Some(dir) = &link_dir else {
+                // Where the link is cannot be worked out: neither can what it leads to
+                // (unchecked, so asked about).
+                extra.push(Word {
+                    raw: format!("what the link to {} in {link_raw} leads to", w.raw),
+                    value: None,
+                    plain: false,
+                    glob: false,
+                });
+                continue;
+            };
+            match &w.value {
+                Some(v) if w.glob => {
+                    let mut copy = w.clone();
+                    copy.value = Some(joined(dir, v));
+                    copy.raw = joined(dir, &w.raw);
+                    extra.push(copy);
+                }
+                Some(v) => {
+                    w.value = Some(joined(dir, v));
+                }
+                // A static brace expansion: expanded from the link's directory.
+                None => w.raw = joined(dir, &w.raw),
+            }
+        }
+        args.extend(extra);
+    }
+
     /// A finding for a command that reads the whole tree under `dir` ([`TreeRead`]) when a
     /// Read deny rule forbids a file in it: denied, as a Read of that file is (`grep -r
-    /// TOKEN .` printed `.env` past `Read(.env)`). The tree is listed the way the command
-    /// reads it (ripgrep's filters for `rg`); one of more than [`MAX_TREE_ENTRIES`] entries
-    /// cannot be checked and is asked about.
+    /// TOKEN .` printed `.env` past `Read(.env)`); when a Read ask rule covers one: asked,
+    /// as a Read of that file is (in bypass mode too), where the Grep tool leaves such a
+    /// file out and says so. A deny found anywhere in the tree beats an ask found first.
+    /// The tree is listed the way the command reads it (ripgrep's filters for `rg`); one of
+    /// more than [`MAX_TREE_ENTRIES`] entries cannot be checked and is asked about.
     fn denied_inside(
         &self,
         set: &RuleSet,
@@ -3773,12 +3916,15 @@ impl PermissionEngine {
         ctx: &ToolUseContext,
     ) -> Option<Finding> {
         let deny_rules = !set.read[bi(RuleBehavior::Deny)].is_empty();
+        let ask_rules = !set.read[bi(RuleBehavior::Ask)].is_empty();
         // A command that follows links reads what they point to: one leading out of the
         // working directories is a read outside them (`grep -R x .` through `out -> ~`).
-        if !deny_rules && !tree.follow_links {
+        if !deny_rules && !ask_rules && !tree.follow_links {
             return None;
         }
         let mut outside: Option<Finding> = None;
+        // The first file an ask rule covers: asked about unless a deny rule forbids another.
+        let mut asked: Option<Finding> = None;
         let mut walk = ignore::WalkBuilder::new(dir);
         walk.follow_links(tree.follow_links);
         if tree.direct_only {
@@ -3805,17 +3951,23 @@ impl PermissionEngine {
         let root_resolved = resolve_symlinks(dir);
         for (n, entry) in walk.build().enumerate() {
             if n > MAX_TREE_ENTRIES {
-                if !deny_rules {
+                if !deny_rules && !ask_rules {
                     // Only links were looked for: as many as a walk this long found.
                     return outside;
                 }
-                return Some(Finding::safety_ask(
+                let rules = match (deny_rules, ask_rules) {
+                    (true, true) => "Read deny and ask rules",
+                    (true, false) => "Read deny rules",
+                    _ => "Read ask rules",
+                };
+                let f = Finding::safety_ask(
                     format!(
-                        "`{text}` reads everything under {}, which holds more than {MAX_TREE_ENTRIES} entries: too many to check against the Read deny rules.",
+                        "`{text}` reads everything under {}, which holds more than {MAX_TREE_ENTRIES} entries: too many to check against the {rules}.",
                         dir.display()
                     ),
                     text,
-                ));
+                );
+                return Some(pick(asked, f));
             }
             let Ok(entry) = entry else { continue };
             // A link below the root that the command does not follow (`grep -r`, `rg`
@@ -3848,7 +4000,7 @@ impl PermissionEngine {
                     )
                     .sub(text),
                 );
-                if !deny_rules {
+                if !deny_rules && !ask_rules {
                     return outside;
                 }
             }
@@ -3869,8 +4021,34 @@ impl PermissionEngine {
                     .sub(text),
                 );
             }
+            if ask_rules
+                && asked.is_none()
+                && let Some(rule) =
+                    self.path_rule(set, false, RuleBehavior::Ask, path, &resolved, false)
+            {
+                asked = Some(
+                    Finding::new(
+                        Kind::Ask,
+                        format!(
+                            "Reading {} requires approval (ask rule): `{text}` reads everything under {}. Search with the Grep tool (it leaves out what an ask rule covers) or name the files.",
+                            path.display(),
+                            dir.display()
+                        ),
+                    )
+                    .with_rule(Some(rule))
+                    .immune()
+                    .sub(text),
+                );
+                // Nothing but a deny could outrank it.
+                if !deny_rules {
+                    return asked;
+                }
+            }
         }
-        outside
+        match asked {
+            Some(a) => Some(pick(outside, a)),
+            None => outside,
+        }
     }
 
     /// Whether Read/Edit deny or ask rules exist that a path used this way could match.

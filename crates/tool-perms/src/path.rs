@@ -1007,6 +1007,11 @@ const PROTECTED_DIRS: &[&str] = &[
     ".kube",
     ".docker",
 ];
+/// Files protected by name wherever they are (lower case): git's, the shells' startup files
+/// (what a shell runs when it starts or ends: sh's `.profile` and `.shrc`, bash, zsh, csh
+/// and tcsh, ksh and mksh, yash, fish, xonsh; `.bash_aliases`, which Debian's `.bashrc`
+/// sources), other tools' configurations that can run programs or decide where data goes,
+/// and Claude Code's own. Editor configurations (`.vimrc`, `.emacs`) are not on it.
 const PROTECTED_FILES: &[&str] = &[
     ".gitconfig",
     ".gitmodules",
@@ -1014,12 +1019,20 @@ const PROTECTED_FILES: &[&str] = &[
     ".bash_profile",
     ".bash_login",
     ".bash_logout",
+    ".bash_aliases",
     ".zshrc",
     ".zprofile",
     ".zshenv",
     ".zlogin",
     ".zlogout",
     ".profile",
+    ".shrc",
+    ".login",
+    ".logout",
+    ".mkshrc",
+    ".yashrc",
+    ".yash_profile",
+    ".xonshrc",
     ".ripgreprc",
     ".mcp.json",
     ".claude.json",

@@ -1439,8 +1439,9 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
             let miscapitalised = !d.error
                 && d.behavior != RuleBehavior::Allow
                 && d.reason.contains("tool names are case-sensitive");
-            // A deny or ask rule that does nothing (`Bash(command:rm*)`, content that names no
-            // input field on an MCP tool, `mcp__gh__x(prod)`): in an inline value an error too,
+            // A deny or ask rule that does nothing (`Bash(command:rm*)`, a path rule on a tool
+            // other than Read and Edit, `Write(./x)`, content that names no input field on an
+            // MCP tool, `mcp__gh__x(prod)`): in an inline value an error too,
             // unless its tool is the host's own (which may match the content).
             let does_nothing = !d.error
                 && d.behavior != RuleBehavior::Allow

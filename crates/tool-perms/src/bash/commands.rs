@@ -3044,6 +3044,107 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
     }
 }
 
+/// `ln`'s long options, for reading an abbreviated one as getopt_long does.
+const LN_LONGS: &[&str] = &[
+    "backup",
+    "directory",
+    "force",
+    "interactive",
+    "logical",
+    "no-dereference",
+    "no-target-directory",
+    "physical",
+    "relative",
+    "suffix",
+    "symbolic",
+    "target-directory",
+    "verbose",
+    "help",
+    "version",
+];
+
+/// How an `ln` command line places its symbolic links ([`ln_symlinks`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LnSymlinks {
+    /// `-r` / `--relative`: ln makes each target relative to the link itself, from the
+    /// target as the working directory reads it.
+    pub relative: bool,
+    /// `-T` / `--no-target-directory`: the last operand is the link itself, even when it
+    /// names a directory.
+    pub no_target_directory: bool,
+    /// `-n` / `--no-dereference`: a last operand that is a link to a directory is the link
+    /// itself, not the directory it leads to.
+    pub no_dereference: bool,
+}
+
+/// How `ln WORDS` places its symbolic links, when it makes them (`-s`, `--symbolic`): the
+/// options read as getopt reads them (a letter in the value of `-S SUFFIX` or `-t DIR` is
+/// no option; a long option abbreviated only as far as it is unambiguous). `None` for a
+/// command that is no `ln -s`.
+pub fn ln_symlinks(name: &str, words: &[Word]) -> Option<LnSymlinks> {
+    if name != "ln" || !makes_symlinks(name, words) {
+        return None;
+    }
+    let mut out = LnSymlinks {
+        relative: false,
+        no_target_directory: false,
+        no_dereference: false,
+    };
+    let mut set = |long: &str| match long {
+        "relative" => out.relative = true,
+        "no-target-directory" => out.no_target_directory = true,
+        "no-dereference" => out.no_dereference = true,
+        _ => {}
+    };
+    let mut rest = words.get(1..).unwrap_or_default().iter();
+    while let Some(w) = rest.next() {
+        let Some(v) = w.value.as_deref() else {
+            continue;
+        };
+        if v == "--" {
+            break;
+        }
+        if let Some(opt) = v.strip_prefix("--") {
+            let (opt, valued) = match opt.split_once('=') {
+                Some((n, _)) => (n, true),
+                None => (opt, false),
+            };
+            let exact = LN_LONGS.iter().find(|l| **l == opt);
+            let mut prefixed = LN_LONGS.iter().filter(|l| l.starts_with(opt));
+            let long = match (exact, prefixed.next(), prefixed.next()) {
+                (Some(l), _, _) => Some(*l),
+                (None, Some(l), None) if !opt.is_empty() => Some(*l),
+                _ => None,
+            };
+            if let Some(long) = long {
+                set(long);
+                if !valued && matches!(long, "suffix" | "target-directory") {
+                    rest.next();
+                }
+            }
+            continue;
+        }
+        let Some(bundle) = v.strip_prefix('-').filter(|b| !b.is_empty()) else {
+            continue;
+        };
+        for (k, c) in bundle.char_indices() {
+            match c {
+                'r' => set("relative"),
+                'T' => set("no-target-directory"),
+                'n' => set("no-dereference"),
+                'S' | 't' => {
+                    if k + 1 == bundle.len() {
+                        rest.next();
+                    }
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    Some(out)
+}
+
 /// Whether `name WORDS` makes symbolic links: `ln -s` (`--symbolic`), `cp -s`
 /// (`--symbolic-link`), read as getopt reads them (a letter in the value of `-S SUFFIX` or
 /// `-t DIR` is no option; a long option abbreviated only as far as it is unambiguous).

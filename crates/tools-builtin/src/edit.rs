@@ -13,6 +13,8 @@ use tool_core::{
     ToolResultContent, ToolUseContext, TypedTool, ValidationError,
 };
 
+use unicode_normalization::UnicodeNormalization as _;
+
 use crate::fsutil::{self, Decoded, Encoding};
 use crate::patch::{Hunk, structured_patch};
 
@@ -406,9 +408,38 @@ fn plan_any(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal>
         }
         refusal
     })?;
+    // U+FFFD in old_string, in a file where Read shows bytes that are not UTF-8 as U+FFFD too:
+    // the edit matched one real U+FFFD, but the model sees more places alike and cannot
+    // know which one is changed. Counted as the model sees the text, it is ambiguous.
+    if input.old_string.contains('\u{FFFD}')
+        && !input.replace_all.unwrap_or(false)
+        && let Some(bytes) = bytes
+    {
+        let seen = shown_matches(bytes, &input.old_string);
+        if seen > 1 {
+            let mut refusal = too_many(seen, &input.old_string);
+            refusal.message.push_str(
+                "\nOnly one of them is text an edit can change: the others hold bytes that are not UTF-8, which Read shows as \u{FFFD} too. Add context to pick the one you mean.",
+            );
+            return Err(refusal);
+        }
+    }
     planned.original = fsutil::shown_stray_bytes(&planned.original);
     planned.updated = fsutil::shown_stray_bytes(&planned.updated);
     Ok(planned)
+}
+
+/// How many times `old` is in the file as Read shows it (bytes that are not UTF-8 as
+/// U+FFFD, lines without their CR), `old` taken as given or with its CRLFs as LFs, whichever
+/// is found more often.
+fn shown_matches(bytes: &[u8], old: &str) -> usize {
+    let shown = fsutil::crlf_to_lf(&String::from_utf8_lossy(bytes));
+    [Cow::Borrowed(old), Cow::Owned(fsutil::crlf_to_lf(old))]
+        .iter()
+        .filter_map(|old| find_actual(&shown, old))
+        .map(|actual| shown.matches(actual.as_str()).count())
+        .max()
+        .unwrap_or(0)
 }
 
 /// The refusal for a file Edit cannot decode, saying what is wrong with it. A file with a
@@ -416,51 +447,15 @@ fn plan_any(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal>
 /// an unpaired surrogate): an edit would lose what U+FFFD stands for, so it is refused, and
 /// told as a damaged UTF-16 file, not as a file that is no UTF-16 text.
 fn undecodable(bytes: &[u8]) -> Refusal {
-    let utf16 = match bytes {
-        [0xFF, 0xFE, rest @ ..] => Some((rest, "little-endian", false)),
-        [0xFE, 0xFF, rest @ ..] => Some((rest, "big-endian", true)),
-        _ => None,
-    };
-    let Some((rest, order, big_endian)) = utf16 else {
+    let Some(what) = fsutil::damaged_utf16(bytes) else {
         return Refusal::plain(
             "Cannot edit this file: it is not UTF-8 or UTF-16 text (it looks binary or uses another encoding).",
         );
     };
-    let what = if !rest.len().is_multiple_of(2) {
-        "an odd number of bytes (a stray last byte)".to_owned()
-    } else {
-        match unpaired_surrogate(&fsutil::utf16_units(rest, big_endian)) {
-            // The byte offset in the file, past the 2 bytes of the byte order mark.
-            Some(unit) => format!("an unpaired surrogate at byte {}", 2 + unit * 2),
-            None => "an unpaired surrogate".to_owned(),
-        }
-    };
     Refusal::plain(format!(
-        "Cannot edit this file: it is UTF-16 text ({order}, by its byte order mark) with {what}, \
-         which Read shows as \u{FFFD}; an edit would lose what it stands for. Repair the file \
-         first, e.g. with Bash."
+        "Cannot edit this file: it is {what}, which Read shows as \u{FFFD}; an edit would lose \
+         what it stands for. Repair the file first, e.g. with Bash."
     ))
-}
-
-/// The index of the first UTF-16 unit that is a surrogate outside a high-low pair.
-fn unpaired_surrogate(units: &[u16]) -> Option<usize> {
-    let mut i = 0;
-    while let Some(&unit) = units.get(i) {
-        let high = (0xD800..=0xDBFF).contains(&unit);
-        if high
-            && units
-                .get(i + 1)
-                .is_some_and(|u| (0xDC00..=0xDFFF).contains(u))
-        {
-            i += 2;
-            continue;
-        }
-        if (0xD800..=0xDFFF).contains(&unit) {
-            return Some(i);
-        }
-        i += 1;
-    }
-    None
 }
 
 /// [`plan`] for the decoded file (`None`: it does not exist).
@@ -486,8 +481,11 @@ fn plan_decoded(decoded: Option<Decoded>, input: &EditInput) -> Result<Planned, 
         // An existing empty file: the new string becomes its content.
         fsutil::crlf_to_lf_if(crlf, &input.new_string)
     } else {
-        let old = fsutil::crlf_to_lf_if(crlf, &input.old_string);
-        let new = fsutil::crlf_to_lf_if(crlf, &input.new_string);
+        let (old, new) = if crlf {
+            in_view(&original, &input.old_string, &input.new_string)
+        } else {
+            (input.old_string.clone(), input.new_string.clone())
+        };
         // A file with both endings: Read showed it without `\r`, so text that spans lines
         // is matched line-ending-blind (and counted so) and each match keeps its endings;
         // line breaks the edit adds take the ending of the line they go in.
@@ -501,16 +499,16 @@ fn plan_decoded(decoded: Option<Decoded>, input: &EditInput) -> Result<Planned, 
             }
             None if mixed => {
                 let replace_all = input.replace_all.unwrap_or(false);
+                let lf = original.replace("\r\n", "\n");
+                let (old_lf, _) = in_view(&lf, &old, &new);
                 let updated =
                     mixed_endings_edit(&original, &old, &new, replace_all).map_err(|count| {
                         match count {
-                            0 => not_found(&input.old_string),
+                            0 => not_found_in(&lf, &old_lf, &input.old_string),
                             n => too_many(n, &input.old_string),
                         }
                     })?;
                 let bytes = fsutil::encode(&updated, encoding);
-                let lf = original.replace("\r\n", "\n");
-                let old_lf = fsutil::crlf_to_lf(&old);
                 let touched = find_actual(&lf, &old_lf)
                     .map(|actual| lines_of_matches(&lf, &actual))
                     .unwrap_or_default();
@@ -521,7 +519,7 @@ fn plan_decoded(decoded: Option<Decoded>, input: &EditInput) -> Result<Planned, 
                     touched,
                 });
             }
-            None => return Err(not_found(&input.old_string)),
+            None => return Err(not_found_in(&original, &old, &input.old_string)),
         };
         touched = lines_of_matches(&original, &actual);
         let matches = touched.len();
@@ -572,8 +570,7 @@ fn mixed_endings_edit(
     let view = LfView::of(original);
     let (lf, at) = (view.text.as_str(), |i| view.in_file(i));
     let bytes = original.as_bytes();
-    let old_lf = fsutil::crlf_to_lf(old);
-    let new_lf = fsutil::crlf_to_lf(new);
+    let (old_lf, new_lf) = in_view(lf, old, new);
     let actual = find_actual(lf, &old_lf).ok_or(0usize)?;
     let new_lf = preserve_quote_style(&old_lf, &actual, &new_lf);
     let spans: Vec<(usize, usize)> = lf
@@ -664,10 +661,131 @@ impl LfView {
     }
 }
 
+/// The strings an edit looks for and puts in `view`, a file with CRLF line ends as Read
+/// shows it (each `\r\n` read as `\n`). Where Read shows a CR at a line's end (a CR CR LF
+/// line, `1,alice\r`), text copied from that view holds `\r\n` for that CR and the line
+/// break: `old` is matched as given when it is found so (Claude Code normalises the file
+/// only), and `new` is taken as given with it. Otherwise both have their CRLFs read as LFs
+/// (a model sending CRLF for a CRLF file); the line breaks are written with the file's
+/// endings either way.
+fn in_view(view: &str, old: &str, new: &str) -> (String, String) {
+    if view.contains("\r\n") && find_actual(view, old).is_some() {
+        (old.to_owned(), new.to_owned())
+    } else {
+        (fsutil::crlf_to_lf(old), fsutil::crlf_to_lf(new))
+    }
+}
+
+/// Claude Code's refusal of an `old_string` that is not in the file, with a hint on a line
+/// of its own when it would be there but for Unicode normalization or invisible characters
+/// ([`not_found_hint`]): `text` is the file as searched, `old` what was looked for in it.
+fn not_found_in(text: &str, old: &str, old_string: &str) -> Refusal {
+    let mut refusal = not_found(old_string);
+    if let Some(hint) = not_found_hint(text, old) {
+        refusal.message.push('\n');
+        refusal.message.push_str(&hint);
+    }
+    refusal
+}
+
 fn not_found(old_string: &str) -> Refusal {
     Refusal::code(
         format!("String to replace not found in file.\nString: {old_string}"),
         8,
+    )
+}
+
+/// Why `old` is not in `text` though it looks so: the same text in another Unicode
+/// normalization form (composed `é` against `e` + U+0301), or invisible characters (a
+/// zero-width space, a soft hyphen, a direction mark) inside it in the file, which Read
+/// shows as nothing, or in `old` where the file has none. `None` when neither explains it.
+fn not_found_hint(text: &str, old: &str) -> Option<String> {
+    if old.is_empty() {
+        return None;
+    }
+    if !(text.is_ascii() && old.is_ascii()) {
+        let old_nfc: String = old.nfc().collect();
+        let text_nfc: String = text.nfc().collect();
+        if find_actual(&text_nfc, &old_nfc).is_some() {
+            let (file_form, old_form) = if unicode_normalization::is_nfc(old) {
+                (
+                    "decomposed (Unicode NFD, e.g. e + U+0301)",
+                    "composed (NFC)",
+                )
+            } else {
+                ("composed (Unicode NFC)", "decomposed (NFD)")
+            };
+            return Some(format!(
+                "Hint: the file has this text with some characters {file_form} where old_string has them {old_form}; it matches once both are normalized. Write those characters as the file has them, or edit with Bash."
+            ));
+        }
+    }
+    if !text.contains(is_invisible) && !old.contains(is_invisible) {
+        return None;
+    }
+    let visible = |s: &str| -> String { s.chars().filter(|&c| !is_invisible(c)).collect() };
+    let (text_visible, old_visible) = (visible(text), visible(old));
+    if old_visible.is_empty() {
+        return None;
+    }
+    let actual = find_actual(&text_visible, &old_visible)?;
+    let at = text_visible.find(actual.as_str())?;
+    // The invisible characters of the file between the first and the last visible
+    // character of the match.
+    let mut inside = Vec::new();
+    let mut kept = 0;
+    for c in text.chars() {
+        if kept >= at + actual.len() {
+            break;
+        }
+        if !is_invisible(c) {
+            kept += c.len_utf8();
+        } else if kept > at {
+            inside.push(c);
+        }
+    }
+    Some(if inside.is_empty() {
+        format!(
+            "Hint: old_string has invisible characters ({}) that the file does not have there; it matches without them.",
+            code_points(old.chars().filter(|&c| is_invisible(c)))
+        )
+    } else {
+        format!(
+            "Hint: the file has invisible characters inside this text ({}), which Read shows as nothing; old_string matches the text around them. Put them in old_string where the file has them, or edit with Bash.",
+            code_points(inside.into_iter())
+        )
+    })
+}
+
+/// `chars` as `U+200B, U+00AD`, each once, in order.
+fn code_points(chars: impl Iterator<Item = char>) -> String {
+    let mut seen: Vec<char> = Vec::new();
+    for c in chars {
+        if !seen.contains(&c) {
+            seen.push(c);
+        }
+    }
+    seen.iter()
+        .map(|&c| format!("U+{:04X}", u32::from(c)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Characters that show as nothing: zero-width spaces and joiners, direction marks,
+/// embeddings and isolates, the word joiner and invisible operators, the zero-width no-break
+/// space (a byte order mark inside the text), the soft hyphen, the Mongolian vowel separator
+/// and the combining grapheme joiner.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{FEFF}'
+            | '\u{00AD}'
+            | '\u{180E}'
+            | '\u{034F}'
     )
 }
 

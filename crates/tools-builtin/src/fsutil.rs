@@ -370,7 +370,8 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded> {
 /// The UTF-16 code units of `bytes` (UTF-16 text without its byte order mark), each two
 /// bytes read big-endian when `big_endian`, else little-endian. An odd last byte is left
 /// out: the caller says what that means. The one decoding of UTF-16 bytes that [`decode`],
-/// [`decode_utf16_lossy`] and Edit's refusal of a damaged UTF-16 file share.
+/// [`decode_utf16_lossy`] and [`damaged_utf16`] (the refusals of a damaged UTF-16 file)
+/// share.
 pub(crate) fn utf16_units(bytes: &[u8], big_endian: bool) -> Vec<u16> {
     bytes
         .chunks_exact(2)
@@ -382,6 +383,52 @@ pub(crate) fn utf16_units(bytes: &[u8], big_endian: bool) -> Vec<u16> {
             }
         })
         .collect()
+}
+
+/// What is wrong with a file that starts with a UTF-16 byte order mark but that [`decode`]
+/// refuses, in words for the model: `UTF-16 text (little-endian, by its byte order mark) with
+/// an unpaired surrogate at byte 6` (or `with an odd number of bytes (a stray last byte)`).
+/// `None` for a file without a UTF-16 byte order mark, or one that decodes. Edit, Write and
+/// the notebook tools refuse such a file in these words.
+pub(crate) fn damaged_utf16(bytes: &[u8]) -> Option<String> {
+    let (rest, order, big_endian) = match bytes {
+        [0xFF, 0xFE, rest @ ..] => (rest, "little-endian", false),
+        [0xFE, 0xFF, rest @ ..] => (rest, "big-endian", true),
+        _ => return None,
+    };
+    let what = if !rest.len().is_multiple_of(2) {
+        "an odd number of bytes (a stray last byte)".to_owned()
+    } else {
+        // The byte offset in the file, past the 2 bytes of the byte order mark.
+        format!(
+            "an unpaired surrogate at byte {}",
+            2 + unpaired_surrogate(&utf16_units(rest, big_endian))? * 2
+        )
+    };
+    Some(format!(
+        "UTF-16 text ({order}, by its byte order mark) with {what}"
+    ))
+}
+
+/// The index of the first UTF-16 unit that is a surrogate outside a high-low pair.
+fn unpaired_surrogate(units: &[u16]) -> Option<usize> {
+    let mut i = 0;
+    while let Some(&unit) = units.get(i) {
+        let high = (0xD800..=0xDBFF).contains(&unit);
+        if high
+            && units
+                .get(i + 1)
+                .is_some_and(|u| (0xDC00..=0xDFFF).contains(u))
+        {
+            i += 2;
+            continue;
+        }
+        if (0xD800..=0xDFFF).contains(&unit) {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
 }
 
 /// A UTF-16 file (its byte order mark first) that [`decode`] refuses, decoded with U+FFFD

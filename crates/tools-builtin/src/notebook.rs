@@ -26,11 +26,34 @@
 //! (scaled down or re-encoded when it had to be; its `media_type` read from the bytes),
 //! not necessarily the notebook's own bytes; an image that cannot be shown has no `image`,
 //! and the reason is a line of the output's `text` (`[Image output omitted: ...]`).
+//!
+//! A notebook file is UTF-8 JSON, its byte order mark (EF BB BF) skipped as Claude Code's
+//! reader skips it before `JSON.parse`, or UTF-16 JSON with its byte order mark
+//! ([`decode_file`]); NotebookEdit writes it back in the same encoding, the mark included.
 
 use std::collections::HashMap;
 use std::fmt;
 
 use tool_core::ContentBlock;
+
+use crate::fsutil;
+
+/// A notebook file's bytes as text, with the encoding to write it back in: UTF-8 (a byte
+/// order mark skipped) or UTF-16 with its byte order mark. `Err`: the refusal, for the
+/// model; `not_text` is the tool's own words for bytes that are neither (Read's "Notebook is
+/// not valid UTF-8 JSON.", NotebookEdit's "Notebook is not valid JSON."), and damaged UTF-16
+/// (an unpaired surrogate, an odd length) is said to be that.
+pub(crate) fn decode_file(bytes: &[u8], not_text: &str) -> Result<fsutil::Decoded, String> {
+    if let Some(decoded) = fsutil::decode(bytes) {
+        return Ok(decoded);
+    }
+    Err(match fsutil::damaged_utf16(bytes) {
+        Some(what) => format!(
+            "Notebook is {what}, so it is not valid JSON text. Repair the file first, e.g. with Bash."
+        ),
+        None => not_text.to_owned(),
+    })
+}
 
 /// A JSON value whose objects keep their key order and whose numbers keep their text.
 #[derive(Debug, Clone, PartialEq)]

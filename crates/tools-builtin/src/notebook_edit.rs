@@ -1,6 +1,7 @@
 //! The `NotebookEdit` tool: replaces, inserts or deletes one cell of a Jupyter notebook,
 //! keeping the rest of the document as it was (key order, indentation, metadata), and
-//! writes it atomically.
+//! writes it atomically, in the encoding it had (a UTF-8 byte order mark kept, UTF-16 kept
+//! UTF-16: `notebook::decode_file`).
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -467,9 +468,9 @@ impl TypedTool for NotebookEdit {
                 Ok(Some(bytes)) => {
                     let hash = tool_core::ContentHash::of(&bytes);
                     fsutil::check_unchanged(&ctx, &path, Some(hash), 10)?;
-                    String::from_utf8(bytes).map_err(|_| {
-                        ValidationError::with_code("Notebook is not valid JSON.", 6)
-                    })?
+                    notebook::decode_file(&bytes, NOT_JSON)
+                        .map_err(|message| ValidationError::with_code(message, 6))?
+                        .text
                 }
                 Ok(None) => {
                     return Err(ValidationError::with_code(
@@ -517,6 +518,10 @@ impl TypedTool for NotebookEdit {
     }
 }
 
+/// The refusal for a notebook that is not UTF-8 or UTF-16 text (Claude Code's words for
+/// one `JSON.parse` refuses).
+const NOT_JSON: &str = "Notebook is not valid JSON.";
+
 /// The refusal for a path that is a directory, in Edit's and Write's words.
 fn directory_message(path: &Path) -> String {
     format!("Path is a directory, not a file: {}", path.display())
@@ -535,15 +540,17 @@ fn edit_blocking(
     }
     let bytes = fsutil::read_optional(path)?
         .ok_or_else(|| ToolError::msg("Notebook file does not exist."))?;
-    let text = String::from_utf8(bytes.clone())
-        .map_err(|_| ToolError::msg("Notebook is not valid JSON."))?;
+    // Written back in the notebook's own encoding: a UTF-8 byte order mark kept, UTF-16
+    // kept UTF-16.
+    let fsutil::Decoded { text, encoding } =
+        notebook::decode_file(&bytes, NOT_JSON).map_err(ToolError::msg)?;
     let applied = apply(&text, &input).map_err(|(message, _)| ToolError::msg(message))?;
     let verified = fsutil::recheck_before_write(ctx, path, Some(&bytes), lock)?;
     fsutil::write_and_record(
         ctx,
         path,
         confine,
-        applied.updated.as_bytes(),
+        &fsutil::encode(&applied.updated, encoding),
         applied.updated.clone(),
         verified,
         fsutil::Known::Whole,

@@ -1201,8 +1201,13 @@ fn read_notebook(
             path.display()
         )));
     }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| ToolError::msg("Notebook is not valid UTF-8 JSON."))?;
+    // The hash is of the file's bytes (a byte order mark included), as NotebookEdit's
+    // check of them computes it.
+    let hash = ContentHash::of(&bytes);
+    let text = notebook::decode_file(&bytes, "Notebook is not valid UTF-8 JSON.")
+        .map_err(ToolError::msg)?
+        .text;
+    drop(bytes);
     let nb = notebook::parse(&text).map_err(|e| match e {
         notebook::ParseError::TooManyValues | notebook::ParseError::TooDeep { .. } => ToolError::msg(format!(
             "Notebook cannot be read: {e}. Use Bash with jq to read specific cells, e.g. cat \"{}\" | jq '.cells[:20]'",
@@ -1264,7 +1269,6 @@ fn read_notebook(
             p = path.display()
         )));
     }
-    let hash = ContentHash::of(text.as_bytes());
     if ctx.is_cancelled() {
         return Err(ToolError::Cancelled(None));
     }

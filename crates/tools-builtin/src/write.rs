@@ -246,7 +246,17 @@ fn validate(file_path: &str, ctx: &ToolUseContext) -> Result<(), ValidationError
         return Ok(());
     };
     if seen.lines_cut || seen.not_utf8 {
-        return Err(ValidationError::with_code(altered_view_message(&seen), 2));
+        // A UTF-16 file Read showed with U+FFFD is damaged UTF-16 (an unpaired surrogate, a
+        // stray last byte), not a file that is not UTF-8: said as Edit says it.
+        let utf16 = seen
+            .not_utf8
+            .then(|| fsutil::read_optional(&path).ok().flatten())
+            .flatten()
+            .and_then(|bytes| fsutil::damaged_utf16(&bytes));
+        return Err(ValidationError::with_code(
+            altered_view_message(&seen, utf16.as_deref()),
+            2,
+        ));
     }
     if seen.truncated {
         return Err(ValidationError::with_code(
@@ -258,8 +268,10 @@ fn validate(file_path: &str, ctx: &ToolUseContext) -> Result<(), ValidationError
 }
 
 /// Why Write refuses a file whose Reads showed it altered (a cut line, undecodable bytes),
-/// and what to do instead. Reading again would show it the same way.
-fn altered_view_message(seen: &FileState) -> String {
+/// and what to do instead. Reading again would show it the same way. `utf16`: what is
+/// wrong with the file when its undecodable bytes are damaged UTF-16 text
+/// ([`fsutil::damaged_utf16`]), which Edit refuses too.
+fn altered_view_message(seen: &FileState, utf16: Option<&str>) -> String {
     let mut why = Vec::new();
     if seen.lines_cut {
         why.push(format!(
@@ -267,13 +279,17 @@ fn altered_view_message(seen: &FileState) -> String {
             crate::read::MAX_LINE_CHARS
         ));
     }
-    if seen.not_utf8 {
+    if let Some(what) = utf16 {
+        why.push(format!("it is {what}, which Read showed as \u{FFFD} (U+FFFD)"));
+    } else if seen.not_utf8 {
         why.push(
             "the file is not valid UTF-8 (bytes that could not be decoded were shown as \u{FFFD})"
                 .to_owned(),
         );
     }
-    let instead = if seen.not_utf8 {
+    let instead = if utf16.is_some() {
+        "Edit refuses it too: repair the file first with Bash (for example, a script that replaces or removes the broken character), then Read it again."
+    } else if seen.not_utf8 {
         "Change it with Edit instead (it keeps the bytes that are not UTF-8 as they are), or with Bash (for example, convert it to UTF-8 with iconv first)."
     } else {
         "Change it with Edit instead (its old_string is matched against the file itself), or with Bash."

@@ -126,6 +126,7 @@ const FEATURE_GATED_BUILTIN_TESTS: &[&str] = &[
     "fuzz_inputs",
     "repl",
     "review34_scrub",
+    "review35_worktree",
     "schema_snapshot",
     "worktree",
 ];

@@ -17,6 +17,9 @@ pub const MAX_SLEEP_MS: u64 = 3_600_000;
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SleepInput {
     /// How long to wait, in milliseconds (at most 3600000)
+    // The limit in the schema, so that the schema step names it for any larger number
+    // (past u64's range too, where it would otherwise name u64's maximum).
+    #[schemars(range(max = 3_600_000))]
     pub duration_ms: u64,
 }
 
@@ -118,9 +121,13 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(10)).await;
         token.cancel();
         assert!(call.await.unwrap().unwrap_err().is_cancelled());
+        // The schema step refuses a longer sleep, naming the limit.
         let too_long = tool
             .parse_input(serde_json::json!({"duration_ms": MAX_SLEEP_MS + 1}))
-            .unwrap();
-        assert!(tool.validate_input(&too_long, &ctx).await.is_err());
+            .unwrap_err();
+        assert!(
+            too_long.to_model_text().contains("must be at most 3600000"),
+            "{too_long:?}"
+        );
     }
 }

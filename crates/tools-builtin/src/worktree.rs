@@ -4,10 +4,18 @@
 //! - [`EnterWorktree`] with a `name` (or neither field: a generated name) runs
 //!   `git worktree add -b worktree-<name> <main root>/.claude/worktrees/<name> HEAD`, the
 //!   layout Claude Code uses (a `/` in the name becomes `+` in the directory and branch
-//!   names). With a
-//!   `path` it enters an existing linked worktree of the same repository, checked against
-//!   `git worktree list --porcelain`. Either way it switches the session's working directory
-//!   through a context modifier.
+//!   names). It refuses when `.claude` or `.claude/worktrees` is a symbolic link (or
+//!   resolves outside the root), and a failed `git worktree add` has its branch and checkout
+//!   removed. With a `path` it enters an existing linked worktree of the same repository:
+//!   listed by `git worktree list --porcelain`, not prunable, and live (its `.git` gitfile
+//!   names the repository's `worktrees/<id>`, whose `gitdir` names that `.git` back; a
+//!   planted `.git/worktrees/*/gitdir` naming any directory does not count). Either way it
+//!   switches the session's working directory through a context modifier.
+//! - Git runs with `-c core.hooksPath=/dev/null -c core.fsmonitor=false`: the repository's
+//!   own hooks (`post-checkout`) and file system monitor never run (Claude Code runs
+//!   `post-checkout` once the folder is trusted). Filter drivers cannot be turned off that
+//!   way: a repository whose own configuration names a filter driver's program
+//!   (`filter.<driver>.smudge`, `.clean`, `.process`) is refused, naming the key.
 //! - The session remembers where it came from in an [`ActiveWorktree`] kept in the context's
 //!   app state (shared by every clone of the session's context; see [`active_worktree`]),
 //!   so [`ExitWorktree`] can go back. One worktree session at a time: entering a second one
@@ -28,7 +36,15 @@
 //! paths for that reason). The permission engine therefore decides by tool-wide rules and
 //! the mode: the default mode asks. Plan mode refuses creating a worktree (EnterWorktree's
 //! own check, as the engine cannot see the change) and ExitWorktree with `remove`, which
-//! reports itself destructive.
+//! reports itself destructive. EnterWorktree with a `path` outside the repository's
+//! `.claude/worktrees/` always asks (its own check answers a safety-check ask, which no allow
+//! rule or "don't ask again" settles; only `bypassPermissions` skips it), as Claude Code
+//! does: the session's reads, writes and commands would move somewhere no rule was written
+//! for.
+//!
+//! The `/.claude/worktrees/` line is added to `info/exclude` before the checkout is made,
+//! and never through a link: when `info` or `info/exclude` is a symbolic link, or the file
+//! is no regular file with one link, it is left as it is.
 
 use std::borrow::Cow;
 use std::hash::{BuildHasher, Hasher};
@@ -181,6 +197,14 @@ pub struct ExitWorktree;
 
 // ----- git -----
 
+/// What every git command of these tools runs with: no hooks, no file system monitor.
+const SAFE_CONFIG: [&str; 4] = [
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+];
+
 /// How one git command ended.
 #[derive(Debug)]
 struct GitRun {
@@ -192,10 +216,13 @@ struct GitRun {
 /// Runs `git args...` in `dir`. Errors only when git cannot be started.
 async fn run_git(dir: &Path, args: &[&str]) -> Result<GitRun, ToolError> {
     let mut command = Command::new("git");
-    // Its hooks (`post-checkout`) run the repository's code: no credentials with the scrub
-    // on, as for Bash.
+    // The repository's own hooks (`post-checkout`) and `core.fsmonitor` never run: they
+    // are the repository's code, which no one approved. Filter drivers cannot be turned off
+    // this way; [`refuse_filter_drivers`] refuses a repository that names one. No
+    // credentials with the scrub on, as for Bash, for what the user's own configuration runs.
     tool_core::process::scrub_credentials(command.as_std_mut());
     let out = command
+        .args(SAFE_CONFIG)
         .args(args)
         .current_dir(dir)
         .env("GIT_TERMINAL_PROMPT", "0")
@@ -245,43 +272,218 @@ async fn git_maybe(dir: &Path, args: &[&str]) -> Result<Option<String>, ToolErro
 /// -A` (which would stage a checkout as an embedded repository).
 const EXCLUDE_LINE: &str = "/.claude/worktrees/";
 
+/// The repository's common git directory (shared by all its worktrees), canonical.
+async fn common_dir(cwd: &Path) -> Result<PathBuf, ToolError> {
+    let common = git(cwd, &["rev-parse", "--git-common-dir"]).await?;
+    // Relative to `cwd` when git prints it so (older gits have no `--path-format`).
+    Ok(canonical(&cwd.join(common.trim())))
+}
+
 /// Adds [`EXCLUDE_LINE`] to the repository's `info/exclude` (shared by its worktrees, never
 /// committed) when it is not there yet. Best effort: a repository whose exclude file
-/// cannot be written still gets its worktree.
-async fn exclude_worktrees_dir(cwd: &Path) {
-    let Ok(Some(common)) = git_maybe(cwd, &["rev-parse", "--git-common-dir"]).await else {
-        return;
-    };
-    // Relative to `cwd` when git prints it so (older gits have no `--path-format`).
-    let exclude = cwd.join(common.trim()).join("info").join("exclude");
-    let result = tokio::task::spawn_blocking(move || -> std::io::Result<()> {
-        let existing = match std::fs::read(&exclude) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(e),
-        };
-        let text = String::from_utf8_lossy(&existing);
-        if text.lines().any(|l| {
-            let l = l.trim();
-            l == EXCLUDE_LINE || l == ".claude/worktrees/" || l == "/.claude/worktrees"
-        }) {
-            return Ok(());
-        }
-        let mut updated = existing;
-        if !updated.is_empty() && !updated.ends_with(b"\n") {
-            updated.push(b'\n');
-        }
-        updated.extend_from_slice(EXCLUDE_LINE.as_bytes());
-        updated.push(b'\n');
-        if let Some(dir) = exclude.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        crate::fsutil::atomic_write(&exclude, &updated)
-    })
-    .await;
+/// cannot be written still gets its worktree. Never through a link: when `info` or
+/// `info/exclude` is a symbolic link, or the file is no regular file or has other hard
+/// links, nothing is written (a planted `exclude` linked to the user's settings would
+/// otherwise get the line appended).
+async fn exclude_worktrees_dir(common: &Path) {
+    let info = common.join("info");
+    let result = tokio::task::spawn_blocking(move || append_exclude_line(&info)).await;
     if let Ok(Err(e)) = result {
-        tracing::warn!("could not add {EXCLUDE_LINE} to the repository's info/exclude: {e}");
+        tracing::warn!("did not add {EXCLUDE_LINE} to the repository's info/exclude: {e}");
     }
+}
+
+fn append_exclude_line(info: &Path) -> std::io::Result<()> {
+    use nix::fcntl::OFlag;
+    use nix::sys::stat::Mode;
+    use std::io::{Read as _, Write as _};
+    let open_dir = || {
+        nix::fcntl::open(
+            info,
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+    };
+    let dir = match open_dir() {
+        Err(nix::errno::Errno::ENOENT) => {
+            std::fs::create_dir(info)?;
+            open_dir()
+        }
+        other => other,
+    }
+    .map_err(|e| std::io::Error::other(format!("{} is no plain directory: {e}", info.display())))?;
+    let fd = nix::fcntl::openat(
+        &dir,
+        "exclude",
+        OFlag::O_RDWR
+            | OFlag::O_APPEND
+            | OFlag::O_CREAT
+            | OFlag::O_NOFOLLOW
+            | OFlag::O_NONBLOCK
+            | OFlag::O_CLOEXEC,
+        Mode::from_bits_truncate(0o644),
+    )
+    .map_err(|e| {
+        std::io::Error::other(format!(
+            "{}/exclude could not be opened without following a link: {e}",
+            info.display()
+        ))
+    })?;
+    let mut file = std::fs::File::from(fd);
+    let meta = file.metadata()?;
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        if !meta.is_file() || meta.nlink() != 1 {
+            return Err(std::io::Error::other(format!(
+                "{}/exclude is not a regular file with one link",
+                info.display()
+            )));
+        }
+    }
+    let mut existing = Vec::new();
+    (&file).take(1 << 20).read_to_end(&mut existing)?;
+    let text = String::from_utf8_lossy(&existing);
+    if text.lines().any(|l| {
+        let l = l.trim();
+        l == EXCLUDE_LINE || l == ".claude/worktrees/" || l == "/.claude/worktrees"
+    }) {
+        return Ok(());
+    }
+    let mut line = Vec::new();
+    if !existing.is_empty() && !existing.ends_with(b"\n") {
+        line.push(b'\n');
+    }
+    line.extend_from_slice(EXCLUDE_LINE.as_bytes());
+    line.push(b'\n');
+    file.write_all(&line)
+}
+
+/// Refuses when the repository's own configuration (its `config`, what that includes, and
+/// `config.worktree`; not the user's) names a filter driver's program
+/// (`filter.<driver>.smudge`, `.clean` or `.process`): git would run it on checkout and
+/// status, and unlike hooks it cannot be turned off for one command.
+async fn refuse_filter_drivers(common: &Path) -> Result<(), ToolError> {
+    for file in ["config", "config.worktree"] {
+        let path = common.join(file);
+        if path.symlink_metadata().is_err() {
+            continue;
+        }
+        let path_arg = path.display().to_string();
+        let Some(found) = git_maybe(
+            common,
+            &[
+                "config",
+                "--file",
+                &path_arg,
+                "--includes",
+                "--name-only",
+                "--get-regexp",
+                r"^filter\..*\.(smudge|clean|process)$",
+            ],
+        )
+        .await?
+        else {
+            continue;
+        };
+        if let Some(key) = found.lines().map(str::trim).find(|l| !l.is_empty()) {
+            return Err(ToolError::msg(format!(
+                "The repository's own configuration ({}) names a filter driver's program \
+                 (`{key}`), which git would run on checkout. Worktree tools do not run \
+                 programs a repository configures; remove the setting, or create the \
+                 worktree yourself with git.",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses when `<main_root>/.claude` or `<main_root>/.claude/worktrees` is a symbolic link,
+/// no directory, or resolves outside `main_root`: a committed link would put the checkout
+/// wherever it points.
+fn check_worktrees_dir(main_root: &Path) -> Result<(), ToolError> {
+    let claude = main_root.join(".claude");
+    for dir in [claude.clone(), main_root.join(WORKTREES_DIR)] {
+        match dir.symlink_metadata() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                return Err(ToolError::msg(format!(
+                    "Cannot check {}: {e}",
+                    dir.display()
+                )));
+            }
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(ToolError::msg(format!(
+                    "{} is a symbolic link (to {}); worktrees are only made in a real \
+                     directory inside the repository",
+                    dir.display(),
+                    std::fs::read_link(&dir)
+                        .map(|t| t.display().to_string())
+                        .unwrap_or_else(|_| "somewhere unknown".to_owned())
+                )));
+            }
+            Ok(meta) if !meta.is_dir() => {
+                return Err(ToolError::msg(format!(
+                    "{} is not a directory, so no worktree can be made under it",
+                    dir.display()
+                )));
+            }
+            Ok(_) if !canonical(&dir).starts_with(main_root) => {
+                return Err(ToolError::msg(format!(
+                    "{} resolves outside the repository at {}",
+                    dir.display(),
+                    main_root.display()
+                )));
+            }
+            Ok(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `wanted` (canonical) is a live linked worktree of the repository whose
+/// common git directory is `common` (canonical): its `.git` is a gitfile naming
+/// `<common>/worktrees/<id>`, and that entry's `gitdir` names this `.git` back. A
+/// `.git/worktrees/*/gitdir` entry naming a directory that is no such worktree (git calls
+/// it prunable) does not count.
+fn check_registered(wanted: &Path, common: &Path) -> Result<(), String> {
+    let gitfile = wanted.join(".git");
+    let not = |why: String| {
+        format!(
+            "{} is not a live worktree of the repository at {}: {why}",
+            wanted.display(),
+            common.display()
+        )
+    };
+    match gitfile.symlink_metadata() {
+        Ok(meta) if meta.is_file() && meta.len() <= 4096 => {}
+        Ok(_) => return Err(not(format!("{} is not a gitfile", gitfile.display()))),
+        Err(e) => return Err(not(format!("{}: {e}", gitfile.display()))),
+    }
+    let text = std::fs::read_to_string(&gitfile)
+        .map_err(|e| not(format!("{}: {e}", gitfile.display())))?;
+    let Some(target) = text.trim_end().strip_prefix("gitdir: ") else {
+        return Err(not(format!("{} is not a gitfile", gitfile.display())));
+    };
+    let admin = canonical(&wanted.join(target));
+    if admin.parent() != Some(common.join("worktrees").as_path()) {
+        return Err(not(format!(
+            "its .git points at {}, not at an entry of {}",
+            admin.display(),
+            common.join("worktrees").display()
+        )));
+    }
+    let back_file = admin.join("gitdir");
+    let back = std::fs::read_to_string(&back_file)
+        .map_err(|e| not(format!("{}: {e}", back_file.display())))?;
+    if canonical(&admin.join(back.trim_end())) != gitfile {
+        return Err(not(format!(
+            "{} does not point back at {}",
+            back_file.display(),
+            gitfile.display()
+        )));
+    }
+    Ok(())
 }
 
 /// One entry of `git worktree list --porcelain`.
@@ -291,6 +493,7 @@ struct ListedWorktree {
     head: Option<String>,
     branch: Option<String>,
     bare: bool,
+    prunable: bool,
 }
 
 fn parse_worktree_list(text: &str) -> Vec<ListedWorktree> {
@@ -317,6 +520,8 @@ fn parse_worktree_list(text: &str) -> Vec<ListedWorktree> {
                 );
             } else if line == "bare" {
                 entry.bare = true;
+            } else if line == "prunable" || line.starts_with("prunable ") {
+                entry.prunable = true;
             }
         }
     }
@@ -478,16 +683,55 @@ impl TypedTool for EnterWorktree {
 
     /// Creating a worktree (a branch and a checkout) is a change: plan mode refuses it, as
     /// the permission engine refuses any change it can see. Entering an existing one
-    /// (`path`) only moves the session.
+    /// (`path`) only moves the session, but a path outside the repository's
+    /// `.claude/worktrees/` moves it somewhere no rule was written for: that always asks
+    /// (a safety check, which no allow rule or "don't ask again" settles), unless the mode
+    /// bypasses permissions, as Claude Code does.
     async fn check_permissions(
         &self,
         input: &EnterWorktreeInput,
         ctx: &ToolUseContext,
     ) -> tool_core::PermissionResult {
-        if input.path.is_none() && ctx.permission().plan_mode_refuses_changes() {
-            return tool_core::ToolPermissionContext::plan_mode_refusal(Self::NAME);
+        let perm = ctx.permission();
+        let Some(raw) = &input.path else {
+            if perm.plan_mode_refuses_changes() {
+                return tool_core::ToolPermissionContext::plan_mode_refusal(Self::NAME);
+            }
+            return tool_core::PermissionResult::passthrough();
+        };
+        if perm.mode == tool_core::PermissionMode::BypassPermissions
+            || (perm.mode == tool_core::PermissionMode::Plan && perm.bypass_available)
+        {
+            return tool_core::PermissionResult::passthrough();
         }
-        tool_core::PermissionResult::passthrough()
+        let wanted = canonical(&ctx.resolve_path(raw));
+        let inside = match repository(ctx.cwd()).await {
+            Ok(list) => {
+                let root = canonical(&list[0].path);
+                check_worktrees_dir(&root).is_ok()
+                    && wanted.starts_with(root.join(WORKTREES_DIR))
+                    && wanted != root.join(WORKTREES_DIR)
+            }
+            Err(_) => false,
+        };
+        if inside {
+            return tool_core::PermissionResult::passthrough();
+        }
+        let reason = format!(
+            "{} is outside the repository's {WORKTREES_DIR}/: entering it moves the session's \
+             reads, writes and commands there",
+            wanted.display()
+        );
+        tool_core::PermissionResult::Ask {
+            message: format!(
+                "EnterWorktree wants to switch the session into {}, outside the \
+                 repository's {WORKTREES_DIR}/. Allow?",
+                wanted.display()
+            ),
+            updated_input: None,
+            suggestions: Vec::new(),
+            reason: Some(tool_core::DecisionReason::SafetyCheck { reason }),
+        }
     }
 
     async fn call(
@@ -546,6 +790,9 @@ async fn create(
     original_branch: Option<String>,
 ) -> Result<(ActiveWorktree, String), ToolError> {
     let cwd = ctx.cwd();
+    check_worktrees_dir(&main_root)?;
+    let common = common_dir(cwd).await?;
+    refuse_filter_drivers(&common).await?;
     let given = name.is_some();
     let mut attempts = 0;
     let (name, dir, branch) = loop {
@@ -588,9 +835,15 @@ async fn create(
             "The worktree name {name:?} does not make a valid branch name ({branch:?})"
         )));
     }
+    // Before the checkout exists, so that it never shows in the main one's status.
+    exclude_worktrees_dir(&common).await;
     let dir_arg = dir.display().to_string();
-    git(cwd, &["worktree", "add", "-b", &branch, &dir_arg, "HEAD"]).await?;
-    exclude_worktrees_dir(cwd).await;
+    if let Err(e) = git(cwd, &["worktree", "add", "-b", &branch, &dir_arg, "HEAD"]).await {
+        return Err(ToolError::msg(format!(
+            "{e}{}",
+            clean_up_failed_add(&main_root, &dir, &branch).await
+        )));
+    }
     let worktree_path = canonical(&dir);
     let from = original_branch.clone().unwrap_or_else(|| {
         format!(
@@ -616,6 +869,34 @@ async fn create(
         },
         message,
     ))
+}
+
+/// After a failed `git worktree add -b <branch> <dir>`: removes what it left (the checkout,
+/// git's record of it, the new branch); returns what the error should add about it.
+async fn clean_up_failed_add(main_root: &Path, dir: &Path, branch: &str) -> String {
+    let mut left = Vec::new();
+    if dir.symlink_metadata().is_ok() {
+        let dir_arg = dir.display().to_string();
+        if let Err(e) = git(main_root, &["worktree", "remove", "--force", &dir_arg]).await {
+            left.push(format!(
+                "the worktree at {} could not be removed ({e}); enter it with path or remove \
+                 it with `git worktree remove --force`",
+                dir.display()
+            ));
+        }
+    }
+    let branch_ref = format!("refs/heads/{branch}");
+    if let Ok(Some(_)) =
+        git_maybe(main_root, &["show-ref", "--verify", "--quiet", &branch_ref]).await
+        && let Err(e) = git(main_root, &["branch", "-D", branch]).await
+    {
+        left.push(format!("the branch {branch} could not be deleted ({e})"));
+    }
+    if left.is_empty() {
+        " Nothing was left behind: the partial worktree and its branch were removed.".to_owned()
+    } else {
+        format!(" Left behind: {}.", left.join("; "))
+    }
 }
 
 /// Enters the existing linked worktree at `raw`, which must be listed by git for this
@@ -662,6 +943,15 @@ async fn enter_existing(
         )));
     }
     let entry = &list[index];
+    let common = common_dir(&main_root).await?;
+    check_registered(&wanted, &common).map_err(ToolError::msg)?;
+    if entry.prunable {
+        return Err(ToolError::msg(format!(
+            "{} is registered as a worktree but git marks it prunable (its files are gone \
+             or no longer point back at the repository); it cannot be entered",
+            wanted.display()
+        )));
+    }
     let message = format!(
         "Entered the existing worktree at {}{}. The session now works in the worktree; \
          ExitWorktree returns to {}.",
@@ -780,6 +1070,8 @@ async fn remove(active: &ActiveWorktree, discard: bool) -> Result<String, ToolEr
         // agrees to discard commits it never heard of.
         let mut at_stake: Vec<String> = Vec::new();
         if exists {
+            // `git status` runs the clean filter of a racily clean file.
+            refuse_filter_drivers(&common_dir(&active.main_root).await?).await?;
             // Every untracked file and submodule change, whatever the user's config hides
             // (`status.showUntrackedFiles=no` would let a new file be deleted unseen).
             let status = git(

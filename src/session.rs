@@ -1311,7 +1311,23 @@ impl Session {
         let permissions: Arc<dyn tool_exec::Permissions> = engine;
         let hook_runner = runner.clone();
         let hooks: Arc<dyn tool_exec::Hooks> = Arc::new(runner);
-        let pipeline = Pipeline::new(permissions.clone(), Arc::new(DenyAsks), hooks.clone());
+        // `run` asks nobody: EnterPlanMode is refused unless a PermissionRequest hook can
+        // approve ExitPlanMode (plan mode could never be left, and every later change would
+        // be refused), as the non-interactive agent refuses it; other asks keep the engine's
+        // refusal.
+        let exit_plan_mode_answered = hook_runner.has_hooks_naming(
+            "PermissionRequest",
+            toolwright::agent::prompting::EXIT_PLAN_MODE,
+        );
+        let run_permissions = Arc::new(
+            toolwright::agent::prompting::NoPrompts::new(
+                permissions.clone(),
+                "`toolwright run` prompts for nothing",
+            )
+            .with_exit_plan_mode_answered(exit_plan_mode_answered)
+            .keeping_inner_refusals(),
+        );
+        let pipeline = Pipeline::new(run_permissions, Arc::new(DenyAsks), hooks.clone());
         Ok(Self {
             ctx,
             pipeline: Arc::new(pipeline),

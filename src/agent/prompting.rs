@@ -1445,6 +1445,9 @@ pub struct NoPrompts {
     inner: Arc<dyn Permissions>,
     why: String,
     exit_plan_mode_answered: bool,
+    /// Whether an ask `inner` leaves is refused by `inner` in its own words
+    /// ([`keeping_inner_refusals`](Self::keeping_inner_refusals)).
+    inner_refuses: bool,
 }
 
 impl std::fmt::Debug for NoPrompts {
@@ -1462,7 +1465,17 @@ impl NoPrompts {
             inner,
             why: why.into(),
             exit_plan_mode_answered: false,
+            inner_refuses: false,
         }
+    }
+
+    /// Leaves the asks that reach the user's turn to `inner` (a permission engine that
+    /// refuses them itself, with its own texts, as `run`'s session does): only EnterPlanMode
+    /// is refused here.
+    #[must_use]
+    pub fn keeping_inner_refusals(mut self) -> Self {
+        self.inner_refuses = true;
+        self
     }
 
     /// Whether ExitPlanMode's ask can be answered all the same (a PermissionRequest hook
@@ -1567,12 +1580,18 @@ impl Permissions for NoPrompts {
 
     async fn resolve_ask(
         &self,
-        _prompter: &dyn Prompter,
+        prompter: &dyn Prompter,
         tool: &dyn Tool,
-        _input: &Value,
+        input: &Value,
         ctx: &ToolUseContext,
         ask: PermissionResult,
     ) -> PermissionResult {
+        if self.inner_refuses {
+            return self
+                .inner
+                .resolve_ask(prompter, tool, input, ctx, ask)
+                .await;
+        }
         self.refuse(tool, ctx, ask)
     }
 

@@ -255,13 +255,23 @@ impl AgentDefinition {
                 // parentheses (the agent types it may start); anywhere else the whole tool
                 // is meant, which is said.
                 if entry.contains('(') && !matches!(written, "Agent" | "Task") {
+                    // The rule that would do what the entry seems to mean: path rules are
+                    // written for Edit (the writing tools) or Read (the searching ones).
+                    let inner = entry
+                        .split_once('(')
+                        .map_or("", |(_, rest)| rest.strip_suffix(')').unwrap_or(rest));
+                    let rule = match written {
+                        "Write" | "NotebookEdit" | "MultiEdit" => format!("Edit({inner})"),
+                        "Glob" | "Grep" | "LS" => format!("Read({inner})"),
+                        _ => entry.to_owned(),
+                    };
                     warnings.push(if field == "tools" {
                         format!(
-                            "tools names `{entry}`: the part in parentheses restricts nothing here, the agent gets the whole `{written}` tool (permission rules such as `{entry}` restrict what it may run)"
+                            "tools names `{entry}`: the part in parentheses restricts nothing here, the agent gets the whole `{written}` tool (permission rules such as `{rule}` restrict what it may run)"
                         )
                     } else {
                         format!(
-                            "disallowedTools names `{entry}`: the part in parentheses is not read here, the whole `{written}` tool is kept out (a deny rule such as `{entry}` keeps out only such calls)"
+                            "disallowedTools names `{entry}`: the part in parentheses is not read here, the whole `{written}` tool is kept out (a deny rule such as `{rule}` keeps out only such calls)"
                         )
                     });
                 }
@@ -1284,7 +1294,7 @@ mod tests {
             d.warnings,
             [
                 "tools names `Bash(git status)`: the part in parentheses restricts nothing here, the agent gets the whole `Bash` tool (permission rules such as `Bash(git status)` restrict what it may run)",
-                "disallowedTools names `Write(/etc/**)`: the part in parentheses is not read here, the whole `Write` tool is kept out (a deny rule such as `Write(/etc/**)` keeps out only such calls)",
+                "disallowedTools names `Write(/etc/**)`: the part in parentheses is not read here, the whole `Write` tool is kept out (a deny rule such as `Edit(/etc/**)` keeps out only such calls)",
             ]
         );
         let parent: Vec<Arc<dyn Tool>> = vec![

@@ -1177,7 +1177,7 @@ impl Session {
         // A concurrency cap that is no number (`TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY=abc`):
         // said here, where the user sees it; the executors read the same variables (the
         // settings' `env` is in the environment by now).
-        notices.extend(tool_exec::ExecutorConfig::from_lookup(&|name| std::env::var(name).ok()).1);
+        notices.extend(tool_exec::ExecutorConfig::from_env_with_warnings().1);
         let servers = std::mem::take(&mut setup.servers);
         let (cwd, permission) = (setup.cwd.clone(), setup.permission.clone());
         let engine = Arc::clone(&setup.engine);

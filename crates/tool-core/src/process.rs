@@ -213,6 +213,17 @@ pub fn pass_fd(
     }
 }
 
+/// This process's soft limit on open files (`RLIMIT_NOFILE`), `None` when it cannot be read
+/// or there is none.
+pub fn open_file_limit() -> Option<u64> {
+    use nix::sys::resource::{Resource, getrlimit};
+    let (soft, _) = getrlimit(Resource::RLIMIT_NOFILE).ok()?;
+    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+    let soft = u64::from(soft);
+    #[allow(clippy::unnecessary_cast)]
+    (soft != nix::sys::resource::RLIM_INFINITY as u64).then_some(soft)
+}
+
 /// Raises this process's soft limit on open files (`RLIMIT_NOFILE`) towards its hard limit,
 /// at most 65,536, as Node does at startup (Claude Code runs under that): macOS gives a
 /// process 256 descriptors, and parallel tool calls with several hooks each (three pipes a

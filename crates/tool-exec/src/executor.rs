@@ -55,6 +55,14 @@ use crate::seams::REJECT_MESSAGE;
 /// The default number of calls that may run at once.
 pub const DEFAULT_MAX_CONCURRENCY: usize = 10;
 
+/// Open files one running call may need ([`ExecutorConfig::fit_to_open_files`]): a command's
+/// pipes, its scratch files, a hook's three pipes, with room to spare.
+pub const FILES_PER_CALL: u64 = 8;
+
+/// Open files kept back for the process itself ([`ExecutorConfig::fit_to_open_files`]): its
+/// runtime, standard streams, MCP connections, logs.
+pub const FILES_KEPT_BACK: u64 = 64;
+
 /// How long the calls still running get to end after a hard interrupt (the host's
 /// cancellation) before the executor answers them itself: three times the pipeline's
 /// [`CANCEL_GRACE`](crate::CANCEL_GRACE), which a cancelled tool gets to wind down and its
@@ -111,7 +119,7 @@ impl ExecutorConfig {
     /// [`from_lookup`](Self::from_lookup).
     pub fn from_env() -> Self {
         static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-        let (config, warnings) = Self::from_lookup(&|name| std::env::var(name).ok());
+        let (config, warnings) = Self::from_env_with_warnings();
         if !warnings.is_empty() {
             let mut said = SAID
                 .lock()
@@ -124,6 +132,44 @@ impl ExecutorConfig {
             }
         }
         config
+    }
+
+    /// [`from_lookup`](Self::from_lookup) of this process's environment, the cap then
+    /// fitted to its open-file limit ([`fit_to_open_files`](Self::fit_to_open_files)), with
+    /// what a user should be told about either.
+    pub fn from_env_with_warnings() -> (Self, Vec<String>) {
+        let (config, mut warnings) = Self::from_lookup(&|name| std::env::var(name).ok());
+        let (config, fitted) = match tool_core::process::open_file_limit() {
+            Some(limit) => config.fit_to_open_files(limit),
+            None => (config, None),
+        };
+        warnings.extend(fitted);
+        (config, warnings)
+    }
+
+    /// The configuration with its cap lowered, when it is higher, to as many calls as
+    /// `open_files` descriptors (the soft `RLIMIT_NOFILE`) can hold at once
+    /// ([`FILES_PER_CALL`] each, past [`FILES_KEPT_BACK`] for the process), with a sentence
+    /// saying so: a cap raised past it would have the calls past it fail with "Too many open
+    /// files" (a command that cannot start, a scratch file that cannot be made) instead of
+    /// waiting their turn. Found by review: with `ulimit -n 256` and a cap of 150, 71 of 150
+    /// commands failed.
+    #[must_use]
+    pub fn fit_to_open_files(mut self, open_files: u64) -> (Self, Option<String>) {
+        let fits = usize::try_from(open_files.saturating_sub(FILES_KEPT_BACK) / FILES_PER_CALL)
+            .unwrap_or(usize::MAX)
+            .max(1);
+        if self.max_concurrency <= fits {
+            return (self, None);
+        }
+        self.max_concurrency = fits;
+        (
+            self,
+            Some(format!(
+                "the open-file limit ({open_files}, `ulimit -n`) holds about {fits} calls at \
+                 once: at most {fits} run at a time (raise the limit to run more)"
+            )),
+        )
     }
 
     /// The defaults, with the cap from the variables `env` gives:
@@ -1078,6 +1124,29 @@ pub fn schedule_makespan(calls: &[PlannedCall], max_concurrency: usize) -> std::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cap past what the open-file limit holds is lowered to it, said once; one within it,
+    /// the default with the usual limits among them, is kept without a word.
+    #[test]
+    fn a_cap_is_fitted_to_the_open_file_limit() {
+        let config = |cap: usize| ExecutorConfig {
+            max_concurrency: cap,
+            ..ExecutorConfig::default()
+        };
+        let (fitted, said) = config(150).fit_to_open_files(256);
+        assert_eq!(fitted.max_concurrency, 24);
+        assert!(said.unwrap().contains("holds about 24 calls at once"));
+        assert_eq!(config(10).fit_to_open_files(1024).0.max_concurrency, 10);
+        assert_eq!(config(10).fit_to_open_files(1024).1, None);
+        assert_eq!(config(10).fit_to_open_files(20).0.max_concurrency, 1);
+        assert_eq!(
+            config(usize::MAX)
+                .fit_to_open_files(65_536)
+                .0
+                .max_concurrency,
+            8184
+        );
+    }
     use std::time::Duration;
 
     fn call(safe: bool, at: u64, ms: u64) -> PlannedCall {

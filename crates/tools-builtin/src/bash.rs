@@ -8,7 +8,12 @@
 //!   running. A command still running at its timeout goes on as a background task, as in
 //!   Claude Code (its output so far starts the task's file; the result gives the task's id),
 //!   except one that starts with `sleep`, runs `git`, or does not parse: that one is ended
-//!   like a cancelled one.
+//!   like a cancelled one. So is every command when background tasks are turned off
+//!   (`CLAUDE_CODE_DISABLE_BACKGROUND_TASKS` on, which also refuses `run_in_background:
+//!   true` as a bad input: the schema is the type's, made once, so the field stays in it) or
+//!   when a deny or ask rule of the session would match the call run in the background
+//!   (`Bash(run_in_background:true)`, read with `tool-perms`' own rule functions): a tiny
+//!   `timeout` does not get a command past such a rule.
 //!   When the command itself exits, anything it left in its group, or in groups job control
 //!   made (`set -m; cmd &`, found by the mark its processes inherit, `TOOLWRIGHT_COMMAND`),
 //!   is killed too (`server &`, `nohup`: unlike Claude Code, which leaves them running),
@@ -34,12 +39,17 @@
 //!   otherwise the session goes back to the project directory (Claude Code's original cwd,
 //!   not where the previous command left it) and the output says
 //!   `Shell cwd was reset to <project dir>`. The cwd itself never counts as a working
-//!   directory. When the session's directory has been removed, or leads outside the working
-//!   directories by its real path (it was replaced by a link since the session moved in:
-//!   [`ToolUseContext::cwd_outside`]), the command runs in the first working directory that
-//!   still exists, and the output says so. A command that removes it (`rmdir "$PWD"`) moves
-//!   the session there itself: the executor takes no context change from a concurrency-safe
-//!   call, so a read-only command after it could not (it says only where it ran).
+//!   directory. With `CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR` on (`1`, `true`, `yes`,
+//!   `on`; read at each call from this process's environment, which the settings' `env`
+//!   sets too), the session goes back to the project directory (a worktree session's
+//!   worktree) after every command, failed ones too, without a note, as in Claude Code: a
+//!   `cd` lasts for its own command, and the prompt says so. When the session's directory
+//!   has been removed, or leads outside the working directories by its real path (it was
+//!   replaced by a link since the session moved in: [`ToolUseContext::cwd_outside`]), the
+//!   command runs in the first working directory that still exists, and the output says so.
+//!   A command that removes it (`rmdir "$PWD"`) moves the session there itself: the
+//!   executor takes no context change from a concurrency-safe call, so a read-only command
+//!   after it could not (it says only where it ran).
 //! - The directory a command ended in comes back through a scratch file in the session's
 //!   directory, made (and its room reserved) before the command runs: a command cannot start
 //!   when it cannot be made ("Could not start the command: cannot create its scratch file in
@@ -201,16 +211,106 @@ impl Bash {
 /// were stopped with it.
 const LEFTOVERS_STOPPED: &str = "Stopped the processes this command left running (`&`, `nohup`): a command's processes end with it. Use run_in_background for servers and watchers.";
 
-/// The prompt, with the timeouts in effect.
+/// [`LEFTOVERS_STOPPED`] when background tasks are turned off
+/// ([`background_tasks_disabled`]): it names no `run_in_background`.
+const LEFTOVERS_STOPPED_NO_BACKGROUND: &str = "Stopped the processes this command left running (`&`, `nohup`): a command's processes end with it.";
+
+/// Why `run_in_background: true` is refused when background tasks are turned off.
+const NO_BACKGROUND_TASKS: &str = "run_in_background is not available: background tasks are turned off (CLAUDE_CODE_DISABLE_BACKGROUND_TASKS is set). Run the command without run_in_background; it is killed if still running at its timeout.";
+
+/// The environment variable that turns background tasks off, as in Claude Code
+/// ([`background_tasks_disabled`]).
+pub const DISABLE_BACKGROUND_TASKS_ENV: &str = "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS";
+
+/// The environment variable that brings the session back to the project directory after
+/// each command, as in Claude Code ([`maintains_project_working_dir`]).
+pub const MAINTAIN_PROJECT_WORKING_DIR_ENV: &str = "CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR";
+
+/// Whether the environment variable `name` is set to a value that turns a switch on, as
+/// Claude Code reads its flags ([`tool_core::env_truthy`]: `1`, `true`, `yes`, `on`).
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| tool_core::env_truthy(&v))
+}
+
+/// Whether background tasks are turned off: `CLAUDE_CODE_DISABLE_BACKGROUND_TASKS` is on in
+/// this process's environment (which the settings' `env` sets too), read at each call as
+/// `BASH_MAX_TIMEOUT_MS` is. Then `run_in_background: true` is refused and a command still
+/// running at its timeout is killed, never moved to the background, as in Claude Code.
+pub fn background_tasks_disabled() -> bool {
+    env_flag(DISABLE_BACKGROUND_TASKS_ENV)
+}
+
+/// Whether each command starts in the project directory:
+/// `CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR` is on in this process's environment (which
+/// the settings' `env` sets too). Then the session goes back to the project directory (a
+/// worktree session's worktree) after every command, as Claude Code's "return to the
+/// original working directory after each Bash command": a `cd` lasts for its own command.
+pub fn maintains_project_working_dir() -> bool {
+    env_flag(MAINTAIN_PROJECT_WORKING_DIR_ENV)
+}
+
+/// The deny or ask rule of `ctx`'s session that a Bash call with `run_in_background: true`
+/// would match (`Bash(run_in_background:true)`, `Bash(run_in_background:t*)`), if any: read
+/// with `tool-perms`' own parsing ([`parse_rule`](tool_perms::rule::parse_rule),
+/// [`field_rule`](tool_perms::rule::field_rule)) and matching
+/// ([`FieldRule::matches`](tool_perms::rule::FieldRule::matches)), as the permission engine
+/// reads a `Tool(param:value)` rule. A malformed rule matches nothing, as in the engine.
+fn background_rule(ctx: &ToolUseContext) -> Option<&str> {
+    let background = serde_json::json!({ "run_in_background": true });
+    let permission = ctx.permission();
+    permission
+        .deny
+        .iter()
+        .chain(&permission.ask)
+        .map(|sourced| sourced.rule.as_str())
+        .find(|rule| {
+            let Ok(parsed) = tool_perms::rule::parse_rule(rule) else {
+                return false;
+            };
+            parsed.tool_name == <Bash as TypedTool>::NAME
+                && parsed
+                    .content
+                    .as_deref()
+                    .and_then(|content| tool_perms::rule::field_rule(&parsed.tool_name, content))
+                    .is_some_and(|field| {
+                        field.field == "run_in_background"
+                            && !field.primary
+                            && field.matches(&background).is_some()
+                    })
+        })
+}
+
+/// Whether a foreground command still running at its timeout may go on in the background:
+/// not when background tasks are turned off ([`background_tasks_disabled`]), nor when a deny
+/// or ask rule of the session would match the call run in the background
+/// ([`background_rule`]): the command would go on where that rule forbids it (nobody was
+/// asked). Such a command is killed at its timeout instead.
+fn may_move_to_background(ctx: &ToolUseContext) -> bool {
+    !background_tasks_disabled() && background_rule(ctx).is_none()
+}
+
+/// The prompt, with the timeouts in effect, and what `CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR`
+/// and `CLAUDE_CODE_DISABLE_BACKGROUND_TASKS` change.
 fn prompt() -> String {
+    let cwd = if maintains_project_working_dir() {
+        "Each command starts in the project directory: a `cd` lasts only for the command that makes it, and shell state does not persist either."
+    } else {
+        "The working directory persists between commands, but shell state does not."
+    };
+    let background = if background_tasks_disabled() {
+        "a command still running then is killed (background tasks are turned off).\n\
+- What a command leaves running (`&`, `nohup`) is stopped when it ends."
+    } else {
+        "a command still running then goes on in the background (read it with TaskOutput), except one that starts with `sleep` or runs `git`, which is killed.\n\
+- Set run_in_background for long-running processes such as servers: what a command leaves running (`&`, `nohup`) is stopped when it ends."
+    };
     format!(
         "Executes a given bash command and returns its output.\n\n\
-The working directory persists between commands, but shell state does not. \
+{cwd} \
 Commands run in a non-interactive bash: the user's shell profile and aliases are not loaded, and nothing can be typed in (give `git commit` its message with -m).\n\n\
 - Always quote file paths that contain spaces.\n\
 - Prefer the dedicated tools (Read, Glob, Grep, Edit, Write) over cat, find, grep, sed.\n\
-- The timeout is in milliseconds (default {}, at most {}); a command still running then goes on in the background (read it with TaskOutput).\n\
-- Set run_in_background for long-running processes such as servers: what a command leaves running (`&`, `nohup`) is stopped when it ends.",
+- The timeout is in milliseconds (default {}, at most {}); {background}",
         default_timeout_ms(),
         max_timeout_ms()
     )
@@ -272,7 +372,13 @@ impl TypedTool for Bash {
         // No process takes a NUL byte in its arguments: refused here, before any hook or
         // question, as a bad input (not as a command that ran and failed, which would cancel
         // the calls beside it).
-        crate::fsutil::reject_null_bytes("command", Some(&input.command))
+        crate::fsutil::reject_null_bytes("command", Some(&input.command))?;
+        // Claude Code takes the field out of the schema; the schema here is the type's, made
+        // once, so the call is refused instead, before any hook or question: nothing runs.
+        if input.run_in_background == Some(true) && background_tasks_disabled() {
+            return Err(tool_core::ValidationError::new(NO_BACKGROUND_TASKS));
+        }
+        Ok(())
     }
 
     async fn call(
@@ -324,6 +430,11 @@ impl TypedTool for Bash {
             None => ctx,
         };
         let mut result = if input.run_in_background == Some(true) {
+            // Refused by `validate_input` already; here for a host that calls the tool
+            // without it.
+            if background_tasks_disabled() {
+                return Err(ToolError::msg(NO_BACKGROUND_TASKS));
+            }
             let task = crate::tasks::start_background(
                 &ctx,
                 &input.command,
@@ -1001,10 +1112,13 @@ async fn run_command(
     };
     // A command still going at its timeout goes on in the background, as in Claude Code
     // (not `sleep`, `git`, or what the parser cannot follow): its output so far starts the
-    // task's file, and the rest is added as it comes.
+    // task's file, and the rest is added as it comes. Not when background tasks are turned
+    // off, nor when a rule forbids this call in the background
+    // (`Bash(run_in_background:true)`): that one is killed, as a `sleep` is.
     if matches!(end, End::TimedOut(_))
         && let Some(pgid) = group
         && moves_to_background(command)
+        && may_move_to_background(ctx)
     {
         // The bytes as they were read, not text: a character the timeout split is finished
         // by the rest the task's copy appends.
@@ -1534,28 +1648,33 @@ fn finish(
         stderr_text.push_str(text);
     };
     if stopped_leftovers {
-        note(LEFTOVERS_STOPPED);
+        note(if background_tasks_disabled() {
+            LEFTOVERS_STOPPED_NO_BACKGROUND
+        } else {
+            LEFTOVERS_STOPPED
+        });
     }
     // The working directory: kept while inside the working directories, else reset to the
     // project directory (Claude Code's original cwd; the worktree in a worktree session),
-    // wherever the session was before.
+    // wherever the session was before. With `CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR`, back
+    // to the project directory after every command, without a note (as in Claude Code);
+    // not to one that no longer exists (the next command says where it runs).
+    let maintain = maintains_project_working_dir();
     let mut new_cwd = None;
-    if let Some(dir) = final_cwd.filter(|d| d.as_path() != ctx.cwd()) {
+    if maintain {
+        let project = original_cwd(ctx);
+        new_cwd = (project != ctx.cwd() && project.is_dir()).then_some(project);
+    } else if let Some(dir) = final_cwd.filter(|d| d.as_path() != ctx.cwd()) {
         if within_working_directories(ctx, &dir) {
             new_cwd = Some(dir);
         } else {
-            // In a worktree session, its worktree: the session must not land in the
-            // repository it left.
-            #[cfg(feature = "worktree")]
-            let worktree = crate::worktree::active_worktree(ctx).map(|w| w.worktree_path);
-            #[cfg(not(feature = "worktree"))]
-            let worktree: Option<PathBuf> = None;
-            let project = worktree.as_deref().unwrap_or(ctx.project_dir());
+            let project = original_cwd(ctx);
             note(&format!("Shell cwd was reset to {}", project.display()));
-            new_cwd = (project != ctx.cwd()).then(|| project.to_path_buf());
+            new_cwd = (project != ctx.cwd()).then_some(project);
         }
     }
-    if let Some(why) = &cwd_untracked {
+    // Where the command ended does not matter when every command starts in the project.
+    if let Some(why) = cwd_untracked.as_ref().filter(|_| !maintain) {
         note(&format!(
             "The working directory could not be tracked (its scratch file could not be \
              written: {why}); the next command runs in {}.",
@@ -1657,6 +1776,16 @@ fn finish(
         Some(dir) => result.with_context_change(tool_core::ContextModifier::cwd(dir)),
         None => result,
     })
+}
+
+/// Claude Code's original working directory: the project directory, or a worktree
+/// session's worktree (the session must not land in the repository it left).
+fn original_cwd(ctx: &ToolUseContext) -> PathBuf {
+    #[cfg(feature = "worktree")]
+    if let Some(worktree) = crate::worktree::active_worktree(ctx) {
+        return worktree.worktree_path;
+    }
+    ctx.project_dir().to_path_buf()
 }
 
 /// The longest result the model sees whole by default (a longer one is saved to a file, with

@@ -972,6 +972,30 @@ struct Outstanding {
     /// The ids answered lately (at most [`ANSWERED_KEPT`]), to tell a response sent twice
     /// (skipped) from one to an id never sent (a broken server: the connection fails).
     answered: std::collections::VecDeque<String>,
+    /// The ids of requests the client cancelled (`notifications/cancelled`) lately (at most
+    /// [`ANSWERED_KEPT`]): no longer waiting (the server need not answer them), and an answer
+    /// that comes all the same is left out, not taken for one to a request never sent.
+    cancelled: std::collections::VecDeque<String>,
+}
+
+impl Outstanding {
+    /// Records that request `key` was answered.
+    fn record_answer(&mut self, key: String) {
+        if self.answered.len() == ANSWERED_KEPT {
+            self.answered.pop_front();
+        }
+        self.answered.push_back(key);
+    }
+
+    /// Records that the client cancelled request `key`: it is waiting no more.
+    fn record_cancel(&mut self, key: String) {
+        if self.ids.remove(&key) {
+            if self.cancelled.len() == ANSWERED_KEPT {
+                self.cancelled.pop_front();
+            }
+            self.cancelled.push_back(key);
+        }
+    }
 }
 
 /// How many answered ids [`Outstanding::answered`] keeps.
@@ -1148,14 +1172,15 @@ fn examine_line(line: &[u8], sent: &SentIds) -> LineVerdict {
             let key = integral.map_or_else(|| id.clone(), |n| n.to_string());
             let mut verdict = LineVerdict::Pass;
             if outstanding.ids.remove(&key) {
-                if outstanding.answered.len() == ANSWERED_KEPT {
-                    outstanding.answered.pop_front();
-                }
-                outstanding.answered.push_back(key);
+                outstanding.record_answer(key);
                 if let Some(n) = integral {
                     value["id"] = Value::from(n);
                     verdict = LineVerdict::Rewrite(serde_json::to_vec(&value).unwrap_or_default());
                 }
+            } else if outstanding.cancelled.contains(&key) {
+                return LineVerdict::Skip(Some(format!(
+                    "it answered request {key} after it was cancelled; the answer was ignored"
+                )));
             } else if outstanding.unread > 0 {
                 outstanding.unread -= 1;
             } else if outstanding.answered.contains(&key) {
@@ -1198,20 +1223,28 @@ fn idless_error(mut value: Value, sent: &SentIds) -> LineVerdict {
         }
     };
     let mut outstanding = lock(sent);
-    let waiting = outstanding.ids.len() + outstanding.unread;
-    if waiting == 0 {
+    let (known, unread) = (outstanding.ids.len(), outstanding.unread);
+    if known + unread == 0 {
         return LineVerdict::Skip(Some(format!(
             "it sent an error without an id while no request was waiting: {}",
             said()
         )));
     }
-    let only = (waiting == 1)
+    let only = (known == 1 && unread == 0)
         .then(|| outstanding.ids.iter().next().cloned())
         .flatten();
     let Some(key) = only else {
+        let waiting = if known == 0 {
+            "a request too large to read its id from was waiting, so it cannot be given the error"
+                .to_owned()
+        } else {
+            format!(
+                "{} requests were waiting, so which one failed cannot be told",
+                known + unread
+            )
+        };
         return LineVerdict::Fail(format!(
-            "it sent an error without an id while {waiting} requests were waiting, so which \
-             one failed cannot be told: {}",
+            "it sent an error without an id while {waiting}: {}",
             said()
         ));
     };
@@ -1219,10 +1252,7 @@ fn idless_error(mut value: Value, sent: &SentIds) -> LineVerdict {
         return LineVerdict::Fail(format!("it sent an error without an id: {}", said()));
     };
     outstanding.ids.remove(&key);
-    if outstanding.answered.len() == ANSWERED_KEPT {
-        outstanding.answered.pop_front();
-    }
-    outstanding.answered.push_back(key);
+    outstanding.record_answer(key);
     drop(outstanding);
     value["id"] = id;
     match serde_json::from_value::<rmcp::model::ServerJsonRpcMessage>(value.clone()) {
@@ -1698,9 +1728,16 @@ impl tokio::io::AsyncWrite for RecordingStdin {
                 Some(line) => {
                     if let Ok(message) = serde_json::from_slice::<Value>(line)
                         && message.get("method").is_some()
-                        && let Some(id) = id_key(&message)
                     {
-                        lock(&sent).ids.insert(id);
+                        if let Some(id) = id_key(&message) {
+                            lock(&sent).ids.insert(id);
+                        } else if message["method"] == "notifications/cancelled"
+                            && let Some(id) = message["params"]
+                                .get("requestId")
+                                .filter(|id| !id.is_null())
+                        {
+                            lock(&sent).record_cancel(id.to_string());
+                        }
                     }
                 }
                 // A request too large to read (a big file to write): its answer will come
@@ -3909,6 +3946,29 @@ mod tests {
             panic!("an error for one of two requests was not reported");
         };
         assert!(why.contains("while 2 requests were waiting"), "{why}");
+        // A request the client cancelled waits no more (the server need not answer it): the
+        // error goes to the one left, and a late answer to the cancelled one is left out.
+        lock(&sent).record_cancel("8".to_owned());
+        let LineVerdict::Rewrite(mended) = examine_line(idless, &sent) else {
+            panic!("the error was not given to the one request still waiting");
+        };
+        let mended: Value = serde_json::from_slice(&mended).unwrap();
+        assert_eq!(mended["id"], "x");
+        let LineVerdict::Skip(Some(note)) =
+            examine_line(br#"{"jsonrpc":"2.0","id":8,"result":{}}"#, &sent)
+        else {
+            panic!("a late answer to a cancelled request was not left out");
+        };
+        assert!(note.contains("after it was cancelled"), "{note}");
+        // A request whose id could not be read: said as what it is.
+        lock(&sent).unread = 1;
+        let LineVerdict::Fail(why) = examine_line(idless, &sent) else {
+            panic!("an error for a request of unknown id was not reported");
+        };
+        assert!(
+            why.contains("a request too large to read its id from"),
+            "{why}"
+        );
     }
 
     #[test]

@@ -75,3 +75,42 @@ async fn an_idless_error_in_a_calls_event_stream_is_its_error() {
     );
     manager.shutdown().await;
 }
+
+/// A call the client cancelled (its timeout) waits no more: an error without an id that
+/// comes later is the error of the one call still waiting, not a reason to drop the
+/// connection ("2 requests were waiting"). Found by the code review of the fix.
+#[tokio::test]
+async fn a_cancelled_call_does_not_count_as_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = python_server(
+        dir.path(),
+        "idl",
+        "idless_after_cancel",
+        r#"if m == "initialize":
+    answer(i, init(msg, {"tools": {}}))
+elif m == "tools/list":
+    answer(i, {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]})
+elif m == "tools/call" and (msg["params"].get("arguments") or {}).get("hang"):
+    pass
+elif m == "tools/call":
+    out({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request: upstream refused"}})
+elif i is not None:
+    answer(i, {})"#,
+    );
+    let mut o = opts();
+    o.tool_timeout = Duration::from_millis(500);
+    let (manager, diags) = McpManager::connect(vec![server], o).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    let t = tool(&manager, "mcp__idl__t");
+    let hung = call(&t, json!({"hang": true}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(hung.contains("timed out"), "{hung}");
+    let error = call(&t, json!({})).await.unwrap_err().to_string();
+    assert!(
+        error.contains("upstream refused") && !error.contains("requests were waiting"),
+        "{error}"
+    );
+    manager.shutdown().await;
+}

@@ -238,11 +238,30 @@ impl SessionOptions {
     }
 }
 
+/// `permissions` for a session nobody can answer (`why` says why), as
+/// [`NoPrompts`](toolwright::agent::prompting::NoPrompts) makes them: EnterPlanMode is refused
+/// unless one of `hooks`' PermissionRequest hooks names ExitPlanMode (which could then approve
+/// leaving plan mode in the user's place).
+pub fn no_prompts(
+    permissions: Arc<dyn tool_exec::Permissions>,
+    hooks: &HookRunner,
+    why: &str,
+) -> toolwright::agent::prompting::NoPrompts {
+    let exit_plan_mode_answered = hooks.has_hooks_naming(
+        "PermissionRequest",
+        toolwright::agent::prompting::EXIT_PLAN_MODE,
+    );
+    toolwright::agent::prompting::NoPrompts::new(permissions, why)
+        .with_exit_plan_mode_answered(exit_plan_mode_answered)
+}
+
 /// An open session.
 pub struct Session {
     /// The context calls run in (tools, cwd, permission state, results directory).
     pub ctx: ToolUseContext,
-    /// The pipeline with the session's permissions and hooks.
+    /// The pipeline with the session's permissions and hooks, for a host that asks nobody
+    /// (`run`, `demo`): a call that would ask is refused (after PermissionRequest hooks),
+    /// and so is EnterPlanMode unless such a hook names ExitPlanMode ([`no_prompts`]).
     pub pipeline: Arc<Pipeline>,
     /// The session's permission engine, for a host that builds its own pipeline around it
     /// (`toolwright serve` asks through the MCP client).
@@ -1311,20 +1330,15 @@ impl Session {
         let permissions: Arc<dyn tool_exec::Permissions> = engine;
         let hook_runner = runner.clone();
         let hooks: Arc<dyn tool_exec::Hooks> = Arc::new(runner);
-        // `run` asks nobody: EnterPlanMode is refused unless a PermissionRequest hook can
-        // approve ExitPlanMode (plan mode could never be left, and every later change would
-        // be refused), as the non-interactive agent refuses it; other asks keep the engine's
-        // refusal.
-        let exit_plan_mode_answered = hook_runner.has_hooks_naming(
-            "PermissionRequest",
-            toolwright::agent::prompting::EXIT_PLAN_MODE,
-        );
+        // Nobody is asked here (`run`, `demo`): EnterPlanMode is refused unless a
+        // PermissionRequest hook can approve ExitPlanMode, as the non-interactive agent
+        // refuses it; other asks keep the engine's refusal.
         let run_permissions = Arc::new(
-            toolwright::agent::prompting::NoPrompts::new(
+            no_prompts(
                 permissions.clone(),
-                "`toolwright run` prompts for nothing",
+                &hook_runner,
+                "`toolwright run` and `demo` prompt for nothing",
             )
-            .with_exit_plan_mode_answered(exit_plan_mode_answered)
             .keeping_inner_refusals(),
         );
         let pipeline = Pipeline::new(run_permissions, Arc::new(DenyAsks), hooks.clone());

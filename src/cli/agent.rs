@@ -21,8 +21,7 @@ use tool_core::{CancellationToken, Tool, ToolUseContext};
 use tool_exec::{DenyAsks, Hooks, LoopEvent, Pipeline};
 use tools_builtin::tasks::TaskRegistry;
 use toolwright::agent::prompting::{
-    CallKey, EXIT_PLAN_MODE, NamedAsks, NoPrompts, Stream, TerminalPrompter, Timeline,
-    escape_controls, input_summary,
+    CallKey, NamedAsks, Stream, TerminalPrompter, Timeline, escape_controls, input_summary,
 };
 use toolwright::agent::{
     AgentEvent, AgentLoop, AgentOutcome, AgentTool, AnthropicClient, ClientConfig, LoopConfig,
@@ -475,14 +474,12 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
         // A PermissionRequest hook there for ExitPlanMode may approve it in the user's place
         // (a catch-all one says nothing of plans); without one, plan mode would never be
         // left, and EnterPlanMode is refused.
-        let exit_plan_mode_answered = session
-            .hook_runner
-            .has_hooks_naming("PermissionRequest", EXIT_PLAN_MODE);
         Pipeline::new(
-            Arc::new(
-                NoPrompts::new(Arc::clone(&session.permissions), why)
-                    .with_exit_plan_mode_answered(exit_plan_mode_answered),
-            ),
+            Arc::new(crate::session::no_prompts(
+                Arc::clone(&session.permissions),
+                &session.hook_runner,
+                why,
+            )),
             Arc::new(DenyAsks),
             Arc::clone(&session.hooks),
         )

@@ -636,6 +636,9 @@ pub fn read_config_text(path: &std::path::Path) -> std::io::Result<(String, bool
     }
 }
 
+/// The largest settings file (or trust record) [`read_config_text_settled`] reads: 16 MiB.
+pub const MAX_SETTINGS_BYTES: u64 = 16 << 20;
+
 /// A configuration file's text as [`read_config_text`] reads it, read again while it looks
 /// caught in the middle of an in-place rewrite ([`config_text_looks_torn`]: blank, or no
 /// valid JSON), as [`reread_while_torn`] does: a program that saves the file in place
@@ -646,6 +649,21 @@ pub fn read_config_text(path: &std::path::Path) -> std::io::Result<(String, bool
 /// the caller takes as blank or reports), or an error. A file replaced by an atomic rename
 /// is never seen torn and is read once.
 pub fn read_config_text_settled(path: &Path) -> std::io::Result<(String, bool)> {
+    // A settings file is a few kilobytes: one far larger (a repository's, made to cost every
+    // session its time and memory) is not read at all.
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.is_file()
+        && meta.len() > MAX_SETTINGS_BYTES
+    {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "{} bytes, more than the {} MiB a settings file may hold: not read",
+                meta.len(),
+                MAX_SETTINGS_BYTES >> 20
+            ),
+        ));
+    }
     reread_while_torn(
         || (read_config_text(path), modified(path)),
         |read| {
@@ -1337,6 +1355,28 @@ mod tests {
     }
 
     use super::*;
+
+    /// A settings file larger than 16 MiB is not read (a sparse 1 GiB file a repository
+    /// ships cost every session a minute and gigabytes before it was found invalid); one of
+    /// ordinary size is. Found by review.
+    #[test]
+    fn a_settings_file_past_the_limit_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("settings.json");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(MAX_SETTINGS_BYTES + 1)
+            .unwrap();
+        let e = read_config_text_settled(&big).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("more than the 16 MiB a settings file may hold"),
+            "{e}"
+        );
+        let small = dir.path().join("small.json");
+        std::fs::write(&small, "{}").unwrap();
+        assert_eq!(read_config_text_settled(&small).unwrap().0, "{}");
+    }
     use crate::permission::PermissionMode;
 
     /// Node's `JSON.parse` takes half a surrogate pair; a settings file holding one keeps

@@ -463,7 +463,7 @@ fn walk(
         let wants_container = types.iter().any(|t| *t == "array" || *t == "object");
         if wants_container
             && !types.contains(&"string")
-            && let Ok(decoded) = serde_json::from_str::<Value>(s.trim())
+            && let Ok(decoded) = parse_model_json(s.trim())
             && types.iter().any(|t| type_matches(t, &decoded))
         {
             *value = decoded;

@@ -112,11 +112,12 @@ const CONCURRENCY_VARIABLES: [&str; 2] = [
 
 impl ExecutorConfig {
     /// The defaults, with the cap from `TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY` or else
-    /// `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY` (see [`from_lookup`](Self::from_lookup)). What
-    /// is wrong with their values is traced as a warning (target `tool_exec::executor`),
-    /// each sentence once per process however often the configuration is read (for each
-    /// run, each agent loop and sub-agent); a host that shows it to its user takes it from
-    /// [`from_lookup`](Self::from_lookup).
+    /// `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`, fitted to the open-file limit
+    /// ([`from_env_with_warnings`](Self::from_env_with_warnings)). What is wrong with the
+    /// variables' values, and a cap lowered to the limit, is traced as a warning (target
+    /// `tool_exec::executor`), each sentence once per process however often the configuration
+    /// is read (for each run, each agent loop and sub-agent); a host that shows it to its user
+    /// takes it from [`from_env_with_warnings`](Self::from_env_with_warnings).
     pub fn from_env() -> Self {
         static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
         let (config, warnings) = Self::from_env_with_warnings();
@@ -148,7 +149,9 @@ impl ExecutorConfig {
     }
 
     /// The configuration with its cap lowered, when it is higher, to as many calls as
-    /// `open_files` descriptors (the soft `RLIMIT_NOFILE`) can hold at once
+    /// `open_files` descriptors (the soft `RLIMIT_NOFILE`) can hold at once in one executor
+    /// (the limit is the process's: executors running side by side, sub-agents' beside their
+    /// parent's, each fit their own cap and may together still run past it)
     /// ([`FILES_PER_CALL`] each, past [`FILES_KEPT_BACK`] for the process), with a sentence
     /// saying so: a cap raised past it would have the calls past it fail with "Too many open
     /// files" (a command that cannot start, a scratch file that cannot be made) instead of

@@ -191,9 +191,6 @@ pub(crate) fn glob_refusal(pattern: &str, e: &ignore::Error, compiled: bool) -> 
 /// Splits an absolute pattern into its literal directory prefix, with `.` and `..` collapsed
 /// lexically (`/x/../proj/*.rs` walks `/proj`, as `/proj/*.rs` does), and the glob below it.
 fn split_absolute(pattern: &str) -> (PathBuf, String) {
-    if let Some(found) = literal_dir_with_glob_chars(pattern) {
-        return found;
-    }
     let (dir, glob) = split_literal(pattern);
     (
         tool_core::normalize_lexically(&Path::new("/").join(dir)),
@@ -201,20 +198,20 @@ fn split_absolute(pattern: &str) -> (PathBuf, String) {
     )
 }
 
-/// An absolute pattern whose leading parts, glob characters and all, name a directory that
-/// exists as written (a project at `/work/site[v2]` or `/src/{app}`, which models name in
-/// absolute patterns): that directory, the longest such, and the glob below it. A careful
-/// user means the directory there, not the names the brackets would match (found by review:
-/// `/work/we[ir]d{x}/*.rs` found nothing, and asked to read `/work`). `None` when the first
-/// part with a glob character names no directory as written.
-fn literal_dir_with_glob_chars(pattern: &str) -> Option<(PathBuf, String)> {
-    let parts: Vec<&str> = pattern.split('/').collect();
-    let first_glob = parts.iter().position(|p| p.contains(GLOB_CHARS))?;
-    (first_glob + 1..parts.len()).rev().find_map(|end| {
-        let dir = tool_core::normalize_lexically(&Path::new("/").join(parts[..end].join("/")));
-        dir.is_dir()
-            .then(|| (dir, format!("/{}", parts[end..].join("/"))))
-    })
+/// An absolute pattern below `cwd` when `cwd`'s own path holds glob characters (a project at
+/// `/work/site[v2]` or `/src/{app}`, which models name in absolute patterns): `cwd` and the
+/// glob below it. A careful user means the project there, not the names the brackets would
+/// match (found by review: `/work/we[ir]d{x}/*.rs` found nothing, and asked to read `/work`).
+/// Decided from the text alone: the working directory exists, and the permission step that
+/// also reads the pattern touches no disk.
+fn below_cwd_named_with_glob_chars(pattern: &str, cwd: &Path) -> Option<(PathBuf, String)> {
+    let cwd_text = cwd.to_str()?;
+    if !cwd_text.contains(GLOB_CHARS) {
+        return None;
+    }
+    let rest = pattern.strip_prefix(cwd_text.trim_end_matches('/'))?;
+    let rest = rest.strip_prefix('/')?;
+    Some((cwd.to_path_buf(), format!("/{rest}")))
 }
 
 /// Splits a pattern below a directory (the part after an absolute pattern's `/`, or after
@@ -391,6 +388,8 @@ fn resolve_root(
     // no UTF-8, or hold a `[`).
     let home = ctx.home().and_then(|home| split_home(pattern, home));
     let (root, glob) = if let Some(found) = home {
+        found
+    } else if let Some(found) = below_cwd_named_with_glob_chars(pattern, ctx.cwd()) {
         found
     } else if pattern.starts_with('/') {
         split_absolute(pattern)
@@ -596,9 +595,22 @@ impl TypedTool for Glob {
         ctx: &ToolUseContext,
     ) -> Option<serde_json::Value> {
         let observed = fsutil::observable_search_path(input, ctx);
+        // An absolute pattern below a working directory named with glob characters is shown
+        // as the search it is ([`below_cwd_named_with_glob_chars`]): that directory as `path`
+        // and the rest of the pattern below it, so that the rules judge the directory walked,
+        // not the parent its brackets would leave.
+        let current = observed.as_ref().unwrap_or(input);
+        if let Some(pattern) = current.get("pattern").and_then(serde_json::Value::as_str)
+            && let Some((dir, glob)) = below_cwd_named_with_glob_chars(pattern, ctx.cwd())
+            && let Some(dir) = dir.to_str()
+        {
+            let mut shown = current.clone();
+            shown["pattern"] = serde_json::Value::String(glob.trim_start_matches('/').to_owned());
+            shown["path"] = serde_json::Value::String(dir.to_owned());
+            return Some(shown);
+        }
         // A `~/` pattern is shown as the absolute one it is searched as, so that hooks and
         // the permission rules judge the home directory it walks.
-        let current = observed.as_ref().unwrap_or(input);
         let Some(expanded) = current
             .get("pattern")
             .and_then(serde_json::Value::as_str)

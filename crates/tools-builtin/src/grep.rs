@@ -1282,8 +1282,9 @@ struct Found {
     /// Set when the walk handed a file to be searched (whatever came of it).
     searched_any: AtomicBool,
     /// Set when a read deny rule kept an entry out of the walk: a search that found no file
-    /// then does not say no file matched (what was kept out may have), as Claude Code, which
-    /// makes deny rules ignore patterns, says only "No files found".
+    /// then does not say no file matched its glob or type (what was kept out may have), as
+    /// Claude Code, which makes deny rules ignore patterns, says only "No files found"; a
+    /// glob anchored elsewhere is still said.
     denied_any: AtomicBool,
     /// A `glob` starting with `/` whose directory is not below the root, when the walk
     /// searched no file ([`GrepOutput::anchored_glob`]).
@@ -1500,17 +1501,18 @@ fn walk(plan: &Plan, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), Too
         // Nothing searched (ripgrep warns then): said, with what may be why, when a glob
         // that picks files was given (one that only excludes, `!*.rs`, says what it left
         // out itself), or a type.
-        if !found.searched_any.load(Ordering::Relaxed)
-            && !found.denied_any.load(Ordering::Relaxed)
-            && !stopped
-        {
+        if !found.searched_any.load(Ordering::Relaxed) && !stopped {
+            // A glob anchored elsewhere is said whatever a deny rule kept out (it names no
+            // file); that no file matched the glob or type is not, when a deny rule kept
+            // files out (they may have matched).
             let anchored = anchored_elsewhere(&plan.root, &globs);
-            if anchored.is_none() && globs.iter().any(|g| !g.starts_with('!')) {
+            let denied = found.denied_any.load(Ordering::Relaxed);
+            if anchored.is_none() && !denied && globs.iter().any(|g| !g.starts_with('!')) {
                 found
                     .glob_let_nothing_through
                     .store(true, Ordering::Relaxed);
             }
-            if anchored.is_none() && plan.file_type.is_some() {
+            if anchored.is_none() && !denied && plan.file_type.is_some() {
                 found
                     .type_let_nothing_through
                     .store(true, Ordering::Relaxed);

@@ -248,8 +248,15 @@ fn validate(file_path: &str, ctx: &ToolUseContext) -> Result<(), ValidationError
     if seen.lines_cut || seen.not_utf8 {
         // A UTF-16 file Read showed with U+FFFD is damaged UTF-16 (an unpaired surrogate, a
         // stray last byte), not a file that is not UTF-8: said as Edit says it.
-        let utf16 = seen
-            .not_utf8
+        // The whole file is read only when it opens with a UTF-16 byte order mark (a large
+        // Latin-1 log costs two bytes here, not its size).
+        let opens_as_utf16 = || {
+            let mut mark = [0u8; 2];
+            std::fs::File::open(&path)
+                .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut mark))
+                .is_ok_and(|()| matches!(mark, [0xFF, 0xFE] | [0xFE, 0xFF]))
+        };
+        let utf16 = (seen.not_utf8 && opens_as_utf16())
             .then(|| fsutil::read_optional(&path).ok().flatten())
             .flatten()
             .and_then(|bytes| fsutil::damaged_utf16(&bytes));
@@ -280,7 +287,9 @@ fn altered_view_message(seen: &FileState, utf16: Option<&str>) -> String {
         ));
     }
     if let Some(what) = utf16 {
-        why.push(format!("it is {what}, which Read showed as \u{FFFD} (U+FFFD)"));
+        why.push(format!(
+            "it is {what}, which Read showed as \u{FFFD} (U+FFFD)"
+        ));
     } else if seen.not_utf8 {
         why.push(
             "the file is not valid UTF-8 (bytes that could not be decoded were shown as \u{FFFD})"

@@ -39,6 +39,17 @@ async fn files_a_deny_rule_kept_out_are_not_said_to_be_unmatched() {
         let out = text(&Grep, &c, input.clone()).await;
         assert_eq!(out, "No files found", "{input}");
     }
+    // A glob anchored elsewhere (an absolute path) is still said: it names no file.
+    let out = text(
+        &Grep,
+        &c,
+        json!({"pattern": "fn", "glob": "/elsewhere/src/*.rs"}),
+    )
+    .await;
+    assert!(
+        out.contains("starts with /, which anchors it there"),
+        "{out}"
+    );
     // Without the rule the files are searched; a glob that matches nothing still says so.
     let c = ctx(dir.path());
     let out = text(&Grep, &c, json!({"pattern": "fn", "glob": "*.rs"})).await;
@@ -47,9 +58,9 @@ async fn files_a_deny_rule_kept_out_are_not_said_to_be_unmatched() {
     assert!(out.contains("no file matched the glob `*.go`"), "{out}");
 }
 
-/// An absolute Glob pattern naming a directory whose name holds glob characters (a project
-/// at `…/we[ir]d{x}`) finds the files in that directory, as written, and is judged as a
-/// search there (not of its parent). Found by review: it found nothing, and in default mode
+/// An absolute Glob pattern through the project's directory, whose name holds glob
+/// characters (a project at `…/we[ir]d{x}`), finds the files in that directory, as written,
+/// and is judged as a search there (not of its parent). Found by review: it found nothing, and in default mode
 /// asked to read the parent directory, outside the project.
 #[tokio::test]
 async fn an_absolute_glob_through_a_directory_named_with_glob_characters() {
@@ -81,9 +92,13 @@ async fn an_absolute_glob_through_a_directory_named_with_glob_characters() {
         "{out}"
     );
     // The search is judged as one of the project: allowed, where its parent would ask.
+    // (As the pipeline takes it: the input as hooks and permission checks see it.)
     let input = tools_builtin::Glob
         .parse_input(json!({"pattern": format!("{abs}/*.rs")}))
         .unwrap();
+    let input = tools_builtin::Glob
+        .observable_input(&input, &c)
+        .unwrap_or(input);
     let engine = tool_perms::PermissionEngine::new(
         &ToolPermissionContext::default(),
         tool_perms::PathRoots::for_cwd(&project),

@@ -255,15 +255,24 @@ impl AgentDefinition {
                 // parentheses (the agent types it may start); anywhere else the whole tool
                 // is meant, which is said.
                 if entry.contains('(') && !matches!(written, "Agent" | "Task") {
-                    // The rule that would do what the entry seems to mean: path rules are
-                    // written for Edit (the writing tools) or Read (the searching ones).
-                    let inner = entry
-                        .split_once('(')
-                        .map_or("", |(_, rest)| rest.strip_suffix(')').unwrap_or(rest));
-                    let rule = match written {
-                        "Write" | "NotebookEdit" | "MultiEdit" => format!("Edit({inner})"),
-                        "Glob" | "Grep" | "LS" => format!("Read({inner})"),
-                        _ => entry.to_owned(),
+                    // The rule that would do what the entry seems to mean: a path rule on a
+                    // tool whose path rules are never consulted is written for Edit (the
+                    // writing tools) or Read (the searching ones); any other rule, a
+                    // `Tool(param:value)` one too, holds as written, but for one on the field
+                    // the tool's rules stand for (`Write(file_path:...)`), which Claude Code
+                    // ignores: no rule is suggested then.
+                    let content = tool_perms::rule::parse_rule_lenient(entry).content;
+                    let rule = match content.as_deref() {
+                        Some(c) => match tool_perms::rule::path_rule_meant(written, c) {
+                            Some(meant) => Some(meant),
+                            None if tool_perms::rule::field_rule(written, c)
+                                .is_some_and(|f| f.primary) =>
+                            {
+                                None
+                            }
+                            None => Some(entry.to_owned()),
+                        },
+                        None => Some(entry.to_owned()),
                     };
                     warnings.push(if field == "tools" {
                         format!(

@@ -17,15 +17,15 @@ use tool_core::{
 };
 
 use crate::bash::commands::{
-    Backups, Destination, GitConfigRead, GitContent, LnSymlinks, PathUse, WrappedPaths,
+    Backups, Destination, GitConfigRead, GitContent, LinkOptions, PathUse, WrappedPaths,
     accept_edits_allows, awk_may_use_other_files, backups, candidates, changes_directory,
     changes_trees, deletes_in_destination, destination, effective_name, effective_words,
     git_config_files, git_content, git_read_only_but_for, git_repository_elsewhere, has_option,
-    has_path_operands, inherited_git_variable, is_read_only, is_transparent,
-    lists_the_cwd_by_default, ln_symlinks, options_after_operands, path_args, path_use,
-    read_path_args, reads_listed_files, reads_only_whatever_is_appended, reads_trees,
-    safe_wrapper_len, sed_in_place, sed_script_note, sed_unseen, wrapped_command_starts,
-    wrapped_readings, xargs_arg_files,
+    has_path_operands, inherited_git_variable, is_read_only, is_transparent, link_options,
+    lists_the_cwd_by_default, options_after_operands, path_args, path_use, read_path_args,
+    reads_listed_files, reads_only_whatever_is_appended, reads_trees, safe_wrapper_len,
+    sed_in_place, sed_script_note, sed_unseen, wrapped_command_starts, wrapped_readings,
+    xargs_arg_files,
 };
 use crate::bash::file_uses::{config_variables, file_uses};
 use crate::bash::parse::{
@@ -548,17 +548,15 @@ impl RuleSet {
                         // The rule meant: reads are `Read(...)`, writes `Edit(...)`. A deny or
                         // ask rule says it does nothing (an error on the command line, where
                         // the deny meant would not hold); an allow grants nothing either way.
-                        let meant = if matches!(n, "Glob" | "Grep" | "LS") {
-                            "Read"
-                        } else {
-                            "Edit"
+                        let write = match crate::rule::path_rule_meant(n, c) {
+                            Some(meant) => format!(" (write `{meant}`)"),
+                            None => String::new(),
                         };
-                        let meant = crate::rule::format_rule(meant, Some(c));
                         set.diagnostics.push(diag(
                             if behavior == RuleBehavior::Allow {
-                                format!("path rules are written `Read(...)` or `Edit(...)`; `{n}(...)` is never consulted (write `{meant}`)")
+                                format!("path rules are written `Read(...)` or `Edit(...)`; `{n}(...)` is never consulted{write}")
                             } else {
-                                format!("path rules are written `Read(...)` or `Edit(...)`; `{n}(...)` is never consulted: {DOES_NOTHING} (write `{meant}`)")
+                                format!("path rules are written `Read(...)` or `Edit(...)`; `{n}(...)` is never consulted: {DOES_NOTHING}{write}")
                             },
                             false,
                         ));
@@ -2820,10 +2818,12 @@ impl PermissionEngine {
         // `ln -s TARGET LINK` without `-r`: the kernel resolves a relative TARGET from the
         // link's directory, not from where ln runs. What the link leads to is checked there.
         if let Some(d) = &dest
-            && let Some(ln) = ln_symlinks(name, words)
+            && name == "ln"
+            && let Some(ln) = link_options(name, words)
+            && ln.symbolic
             && !ln.relative
         {
-            self.link_targets_from_link_dir(d, ln, &mut args, sub, ctx);
+            self.link_targets_from_link_dir(d, ln, &mut args, sub, ctx, analysis);
         }
         // `rsync --delete` empties its destination of what the source lacks: checked as a
         // removal, every operand when an option comes after one (the last may not be the
@@ -3587,17 +3587,18 @@ impl PermissionEngine {
         if unnamed
             && known
             && work_tree_diff
-            && self.tracked_file_denied(set, sub, ctx) == Some(false)
+            && self.tracked_file_covered(set, sub, ctx) == Some(false)
         {
             return None;
         }
         let text = sub.raw_text();
+        let rules = read_rule_kinds(set);
         unnamed.then(|| {
             self.unchecked_path(
                 set,
                 PathUse::Read,
                 format!(
-                    "`{text}` prints files of the repository it does not name, which cannot be checked against the Read deny and ask rules."
+                    "`{text}` prints files of the repository it does not name, which cannot be checked against the {rules}."
                 ),
             )
             .sub(text)
@@ -3608,7 +3609,7 @@ impl PermissionEngine {
     /// matches a Read deny or ask rule, or may (a sparse index's directory entry). `None` when the
     /// index cannot be read: a `.git` file (a linked work tree or submodule), another object
     /// format, a split or unknown index, an unknown directory.
-    fn tracked_file_denied(
+    fn tracked_file_covered(
         &self,
         set: &RuleSet,
         sub: &SimpleCommand,
@@ -3801,17 +3802,23 @@ impl PermissionEngine {
     /// to `../k`), which is `-t DIR`, the last operand when it is a directory (a trailing
     /// `/`, one that is, or several targets going into it; not with `-T`, nor through a
     /// link with `-n`), else the last operand's directory, else the working directory (no
-    /// change). What a link whose directory is not known (a computed or glob last operand)
-    /// leads to cannot be checked: an unchecked word is added for it. A glob target is
-    /// checked both ways: bash expands it where ln runs, and the links resolve its names
-    /// from their directory.
+    /// change). A static target is rewritten so; one bash expands is judged by what it
+    /// expands to, each word on its own (a brace list's choices, the values of the line's
+    /// variables in it, [`substituted`]): an absolute one, or one bash made absolute (`~/x`),
+    /// is where it says, a relative one is added joined to the link's directory, and the
+    /// word as written is still checked as it was. A glob target is checked both ways: bash
+    /// expands it where ln runs, and the links resolve its names from their directory.
+    /// What a link leads to that cannot be worked out (a link whose directory is not known,
+    /// a computed last operand or a glob one; a target whose values are not known) is added
+    /// as an unchecked word, so asked about.
     fn link_targets_from_link_dir(
         &self,
         d: &Destination,
-        ln: LnSymlinks,
+        ln: LinkOptions,
         args: &mut Vec<Word>,
         sub: &SimpleCommand,
         ctx: &ToolUseContext,
+        analysis: &Analysis,
     ) {
         if d.here {
             return;
@@ -3860,41 +3867,72 @@ impl PermissionEngine {
                 format!("{dir}/{target}")
             }
         };
+        // An absolute target, or one bash made absolute (`~/x`), is where it says.
+        let relative = |v: &str| !v.starts_with(['/', '~']);
         let link_raw = to.raw.clone();
+        let unchecked = |raw: &str| Word {
+            raw: format!("what the link to {raw} in {link_raw} leads to"),
+            value: None,
+            plain: false,
+            glob: false,
+        };
         let mut extra = Vec::new();
         for &i in &d.sources {
             let Some(w) = args.get_mut(i) else { continue };
-            // An absolute target, or one bash made absolute (`~/x`), is where it says.
-            let relative = match w.value.as_deref() {
-                Some(v) => !v.starts_with(['/', '~']),
-                None => w.raw.contains('{') && !w.raw.starts_with(['/', '~']),
-            };
-            if !relative {
-                continue;
-            }
-            let Some(dir) = &link_dir else {
-                // Where the link is cannot be worked out: neither can what it leads to
-                // (unchecked, so asked about).
-                extra.push(Word {
-                    raw: format!("what the link to {} in {link_raw} leads to", w.raw),
-                    value: None,
-                    plain: false,
-                    glob: false,
-                });
-                continue;
-            };
-            match &w.value {
-                Some(v) if w.glob => {
-                    let mut copy = w.clone();
-                    copy.value = Some(joined(dir, v));
-                    copy.raw = joined(dir, &w.raw);
-                    extra.push(copy);
+            match (&w.value, &link_dir) {
+                // Where the link is cannot be worked out: neither can what a relative target
+                // leads to (unchecked, so asked about).
+                (Some(v), None) if relative(v) => extra.push(unchecked(&w.raw)),
+                (Some(v), Some(dir)) if relative(v) => {
+                    if w.glob {
+                        let mut copy = w.clone();
+                        copy.value = Some(joined(dir, v));
+                        copy.raw = joined(dir, &w.raw);
+                        extra.push(copy);
+                    } else {
+                        w.value = Some(joined(dir, v));
+                    }
                 }
-                Some(v) => {
-                    w.value = Some(joined(dir, v));
+                (Some(_), _) => {}
+                // A word bash expands: kept as it is (the rest of the line checks it as
+                // written, and where each of its values says), and each relative value it
+                // may expand to added, joined to the link's directory.
+                (None, dir) => {
+                    let values: Option<Vec<(String, bool)>> = match expand_braces(&w.raw) {
+                        Some(list) => Some(
+                            list.into_iter()
+                                .map(|v| {
+                                    let glob = v.contains(['*', '?', '[']);
+                                    (v, glob)
+                                })
+                                .collect(),
+                        ),
+                        None => substituted(&w.raw, &analysis.values, &sub.set_by_loops)
+                            .and_then(|ws| ws.iter().map(|v| plain_word(v)).collect()),
+                    };
+                    let Some(values) = values else {
+                        // Its values are not known: neither is what the link leads to.
+                        extra.push(unchecked(&w.raw));
+                        continue;
+                    };
+                    // An empty word is no target.
+                    for (v, glob) in values.into_iter().filter(|(v, _)| !v.is_empty()) {
+                        if !relative(&v) {
+                            continue;
+                        }
+                        let Some(dir) = dir else {
+                            extra.push(unchecked(&w.raw));
+                            break;
+                        };
+                        let path = joined(dir, &v);
+                        extra.push(Word {
+                            raw: path.clone(),
+                            value: Some(path),
+                            plain: true,
+                            glob,
+                        });
+                    }
                 }
-                // A static brace expansion: expanded from the link's directory.
-                None => w.raw = joined(dir, &w.raw),
             }
         }
         args.extend(extra);
@@ -3955,11 +3993,7 @@ impl PermissionEngine {
                     // Only links were looked for: as many as a walk this long found.
                     return outside;
                 }
-                let rules = match (deny_rules, ask_rules) {
-                    (true, true) => "Read deny and ask rules",
-                    (true, false) => "Read deny rules",
-                    _ => "Read ask rules",
-                };
+                let rules = read_rule_kinds(set);
                 let f = Finding::safety_ask(
                     format!(
                         "`{text}` reads everything under {}, which holds more than {MAX_TREE_ENTRIES} entries: too many to check against the {rules}.",
@@ -7304,6 +7338,19 @@ fn brace_outside_expansions(raw: &str) -> bool {
         }
     }
     false
+}
+
+/// The kinds of Read rules `set` has, as a question names them: `Read deny and ask rules`,
+/// `Read deny rules` or `Read ask rules` (the last also when it has neither).
+fn read_rule_kinds(set: &RuleSet) -> &'static str {
+    match (
+        set.read[bi(RuleBehavior::Deny)].is_empty(),
+        set.read[bi(RuleBehavior::Ask)].is_empty(),
+    ) {
+        (false, false) => "Read deny and ask rules",
+        (false, true) => "Read deny rules",
+        _ => "Read ask rules",
+    }
 }
 
 /// Brace expansion is attempted only on words with at most this many `{`...

@@ -991,6 +991,11 @@ pub fn is_inside(path: &Path, dir: &Path) -> bool {
     path.starts_with(dir)
 }
 
+/// Directories protected by name wherever they are (lower case), with everything in them:
+/// git's, editors' and tools' that run programs (`.vscode`, `.husky`, `.cargo`, …), the
+/// ones holding credentials, and `.bashrc.d`, whose every file bash runs at start where
+/// `.bashrc` sources them (Fedora's does). (`.config/git` and `.config/fish`, fish's
+/// `conf.d` and `functions` among it, are protected by [`protected_kind`] itself.)
 const PROTECTED_DIRS: &[&str] = &[
     ".git",
     ".vscode",
@@ -1006,6 +1011,7 @@ const PROTECTED_DIRS: &[&str] = &[
     ".aws",
     ".kube",
     ".docker",
+    ".bashrc.d",
 ];
 /// Files protected by name wherever they are (lower case): git's, the shells' startup files
 /// (what a shell runs when it starts or ends: sh's `.profile` and `.shrc`, bash, zsh, csh

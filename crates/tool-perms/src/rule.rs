@@ -258,6 +258,27 @@ pub fn field_rule(tool_name: &str, content: &str) -> Option<FieldRule> {
     })
 }
 
+/// The rule that does what a path rule written on a tool whose path rules are never
+/// consulted means: path rules are written `Edit(...)` for the tools that write (Write,
+/// NotebookEdit, MultiEdit) and `Read(...)` for the ones that search (Glob, Grep, LS), so
+/// `Write(./x)` means `Edit(./x)` and `Grep(src/**)` means `Read(src/**)`. `content` is the
+/// rule's content as parsed (unescaped); the rule returned is escaped ([`format_rule`]).
+/// `None` for another tool, and for content of the `Tool(param:value)` form
+/// ([`field_rule`]: `Write(file_path:/etc/**)`, `Write(content:*key*)`), which is a rule on
+/// that tool's input field as written (one Claude Code ignores when the field is the path
+/// itself), not a path rule: no path rule means it.
+pub fn path_rule_meant(tool_name: &str, content: &str) -> Option<String> {
+    let meant = match tool_name {
+        "Write" | "NotebookEdit" | "MultiEdit" => "Edit",
+        "Glob" | "Grep" | "LS" => "Read",
+        _ => return None,
+    };
+    if field_rule(tool_name, content).is_some() {
+        return None;
+    }
+    Some(format_rule(meant, Some(content)))
+}
+
 /// Whether `name` names one MCP tool, `mcp__<server>__<tool>`: a non-empty server and tool
 /// part and no `*` (a name pattern is not one tool).
 pub fn is_mcp_tool_name(name: &str) -> bool {
@@ -425,6 +446,35 @@ mod tests {
             "mcp__*__x",
         ] {
             assert_eq!(field_rule(name, "owner:prod"), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn path_rules_on_tools_never_consulted_name_the_rule_meant() {
+        for (tool, content, meant) in [
+            ("Write", "./x", Some("Edit(./x)")),
+            ("NotebookEdit", "n.ipynb", Some("Edit(n.ipynb)")),
+            ("MultiEdit", "/etc/**", Some("Edit(/etc/**)")),
+            ("Glob", "src/**", Some("Read(src/**)")),
+            ("Grep", "./secrets/**", Some("Read(./secrets/**)")),
+            ("LS", "~/x", Some("Read(~/x)")),
+            // Escaped again as a rule is written.
+            ("Write", "a(b)", Some("Edit(a\\(b\\))")),
+            // Field rules are no path rules.
+            ("Write", "file_path:/etc/**", None),
+            ("Write", "content:*key*", None),
+            ("Grep", "pattern:secret", None),
+            ("NotebookEdit", "notebook_path:x", None),
+            // Tools whose path rules are consulted, or that take none.
+            ("Edit", "./x", None),
+            ("Read", "./x", None),
+            ("Bash", "ls", None),
+        ] {
+            assert_eq!(
+                path_rule_meant(tool, content).as_deref(),
+                meant,
+                "{tool}({content})"
+            );
         }
     }
 

@@ -2,7 +2,11 @@
 //! grep`) meets the Read ask rules as the Grep tool does; a path rule on a tool whose rules
 //! are never consulted (`Write(./x)`, `Glob(...)`) given on the command line is an error;
 //! `ln -s TARGET LINK` resolves a relative TARGET from LINK's directory, as the kernel
-//! does; and the shells' startup files missing from the protected list are on it.
+//! does; and the shells' startup files missing from the protected list are on it. Then the
+//! review of those changes: a computed or brace target of `ln -s` judged by what it expands
+//! to, the directories shells run at start protected, one helper naming the rule a path
+//! rule on another tool means, one walker over `ln`'s options, and questions that name the
+//! kinds of Read rules there are.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -250,7 +254,9 @@ async fn ln_s_resolves_a_relative_target_from_the_links_directory() {
 }
 
 /// The question about a link names the file the link leads to: in default mode `ln -s
-/// ../docs/a.md sub/k` is about `docs/a.md` in the project, not a file beside it.
+/// ../docs/a.md sub/k` is about `docs/a.md` in the project, not a file beside it; where
+/// the question names a path (an ask rule covers the file, or the link leads out of the
+/// working directories), it is that file's.
 #[tokio::test]
 async fn ln_s_question_names_the_file_the_link_leads_to() {
     let fx = link_fixture();
@@ -262,6 +268,38 @@ async fn ln_s_question_names_the_file_the_link_leads_to() {
         !text.contains(&beside.display().to_string()) && !text.contains("outside the working"),
         "{text}"
     );
+    // (command, ask rules, the file the link leads to, the file it would lead to from the
+    // working directory)
+    let outside = fx.out.join("notes.md");
+    for (command, rules, led_to, from_cwd) in [
+        (
+            "ln -s ../docs/a.md sub/k",
+            &["Edit(./docs/**)"][..],
+            fx.proj.join("docs/a.md"),
+            beside.clone(),
+        ),
+        (
+            "ln -s ../../outside/notes.md sub/k",
+            &[][..],
+            outside.clone(),
+            fx.proj
+                .parent()
+                .unwrap()
+                .parent()
+                .unwrap()
+                .join("outside/notes.md"),
+        ),
+    ] {
+        let got = run(&fx, &case("ask", "Bash", command).ask(rules)).await;
+        let PermissionResult::Ask { message, .. } = &got else {
+            panic!("{command}: {got:?}");
+        };
+        let (led_to, from_cwd) = (led_to.display().to_string(), from_cwd.display().to_string());
+        assert!(
+            message.contains(&led_to) && !message.contains(&from_cwd),
+            "{command}: {led_to} not in, or {from_cwd} in: {message}"
+        );
+    }
 }
 
 // --- 4. Shell startup files -----------------------------------------------------------------
@@ -300,4 +338,285 @@ async fn shell_startup_files_are_protected() {
         cases.push(case("allow", "Write", &format!("$P/{name}")).mode("bypassPermissions"));
     }
     run_table_in(&fx, cases).await;
+}
+
+// --- Review of the above: computed and brace targets, startup directories ------------------
+
+/// A table row: Bash `command` in bypass mode with `Read(./secrets/**)`, the outside
+/// directory's `secret.txt` and `~/.ssh/**` denied.
+fn bypass_wide(expect: &'static str, command: &str) -> Case {
+    case(expect, "Bash", command)
+        .mode("bypassPermissions")
+        .deny(&[
+            "Read(./secrets/**)",
+            "Read(/$O/secret.txt)",
+            "Read(~/.ssh/**)",
+        ])
+}
+
+/// Found by review: a computed target holding `{` (`${X}`) or a brace list was rewritten
+/// whole as `DIR/RAW` in place of the word bash expands it to, so an absolute or `~`
+/// choice was checked as a file below the link's directory: `X=/etc/shadow; ln -s ${X}
+/// sub/k`, `ln -s {README.md,/etc/shadow} sub/` and `ln -s {x,~/.ssh/id_rsa} sub/` were
+/// allowed in bypass mode past `Read(//etc/shadow)` and `Read(~/.ssh/**)`. Each choice is
+/// now checked where it leads: an absolute one where it says, a relative one from the
+/// link's directory; the word as written is still checked too.
+#[tokio::test]
+async fn brace_and_braced_variable_targets_of_ln_s_are_checked_where_they_lead() {
+    let fx = link_fixture();
+    // A file the links replace (`ln -sf`): nothing may land below it.
+    std::fs::write(fx.proj.join("sub/old"), "o").unwrap();
+    // With the real ln, a brace choice that is absolute links to that file.
+    assert!(real_bash(
+        &fx.subst("ln -s {README.md,$O/secret.txt} sub/"),
+        &fx.proj,
+        &fx.home
+    ));
+    assert_eq!(
+        std::fs::canonicalize(fx.proj.join("sub/secret.txt")).unwrap(),
+        fx.out.join("secret.txt")
+    );
+    std::fs::remove_file(fx.proj.join("sub/secret.txt")).unwrap();
+    std::fs::remove_file(fx.proj.join("sub/README.md")).unwrap();
+    run_table_in(
+        &fx,
+        vec![
+            bypass_wide("deny", "X=$O/secret.txt; ln -s ${X} sub/k"),
+            bypass_wide("deny", "X=$O/secret.txt; ln -s \"${X}\" sub/k"),
+            bypass_wide("deny", "X=$O/secret.txt; ln -s $X sub/k"),
+            bypass_wide("deny", "X=$O/secret.txt; ln -sf ${X} sub/old"),
+            bypass_wide("deny", "X=$O/secret.txt; ln -sf \"${X}\" sub/old"),
+            // A value with a `~` is not one the line's analysis takes as known: asked.
+            bypass_wide("ask", "X=~/.ssh/id_rsa; ln -sf ${X} sub/old"),
+            bypass_wide("deny", "ln -s {README.md,$O/secret.txt} sub/"),
+            bypass_wide("deny", "ln -s {x,~/.ssh/id_rsa} sub/"),
+            bypass_wide("deny", "ln -s {x,../secrets/key.pem} sub/"),
+            bypass_wide("deny", "ln -s {x,$O/secret.txt} \"$D\"/"),
+            // Choices that lead nowhere denied.
+            bypass_wide("allow", "ln -s {README.md,docs/a.md} sub/"),
+            // The review's own spellings.
+            case("deny", "Bash", "X=/etc/shadow; ln -s ${X} sub/k")
+                .mode("bypassPermissions")
+                .deny(&["Read(//etc/shadow)"]),
+            case("deny", "Bash", "X=/etc/shadow; ln -sf ${X} sub/old")
+                .mode("bypassPermissions")
+                .deny(&["Read(//etc/shadow)"]),
+            case("deny", "Bash", "ln -s {README.md,/etc/shadow} sub/")
+                .mode("bypassPermissions")
+                .deny(&["Read(//etc/shadow)"]),
+            case("deny", "Bash", "ln -s {x,~/.ssh/id_rsa} sub/")
+                .mode("bypassPermissions")
+                .deny(&["Read(~/.ssh/**)"]),
+        ],
+    )
+    .await;
+}
+
+/// Found by review: a computed target without `{` was taken as not relative and checked
+/// from the working directory only: `K=../secrets/key.pem; ln -s $K sub/k` was allowed in
+/// bypass mode past `Read(./secrets/**)`, while `ln -s ../secrets/key.pem sub/k` was
+/// denied. The values a variable of the line stands for are now each resolved from the
+/// link's directory; a target whose values cannot be known adds what it leads to as a path
+/// that cannot be checked (asked).
+#[tokio::test]
+async fn computed_targets_of_ln_s_are_resolved_from_the_links_directory() {
+    let fx = link_fixture();
+    // A file the links replace (`ln -sf`): nothing may land below it.
+    std::fs::write(fx.proj.join("sub/old"), "o").unwrap();
+    assert!(real_bash(
+        "K=../secrets/key.pem; ln -s $K sub/k",
+        &fx.proj,
+        &fx.home
+    ));
+    assert_eq!(
+        std::fs::canonicalize(fx.proj.join("sub/k")).unwrap(),
+        fx.proj.join("secrets/key.pem")
+    );
+    std::fs::remove_file(fx.proj.join("sub/k")).unwrap();
+    run_table_in(
+        &fx,
+        vec![
+            bypass("deny", "K=../secrets/key.pem; ln -s $K sub/k"),
+            bypass("deny", "K=../secrets/key.pem; ln -sf $K sub/old"),
+            bypass("deny", "K=../secrets/key.pem; ln -sf \"$K\" sub/old"),
+            bypass("deny", "K=../secrets/key.pem; ln -s \"$K\" sub/k"),
+            bypass("deny", "K=../secrets/key.pem; ln -s ${K} sub/k"),
+            bypass("deny", "K=../secrets/key.pem; ln -s \"$K\" sub/"),
+            bypass("deny", "K='../secrets/*'; ln -s $K sub/"),
+            bypass(
+                "deny",
+                "for k in ../README.md ../secrets/key.pem; do ln -s \"$k\" sub/; done",
+            ),
+            bypass("deny", "K=key.pem; ln -s ../secrets/\"$K\" sub/k"),
+            // Values that lead nowhere denied: not denied (what lands in a destination from
+            // a computed source is still not worked out, so asked).
+            bypass("ask", "K=../README.md; ln -sf \"$K\" sub/old"),
+            // Values that cannot be known: asked.
+            bypass("ask", "ln -s \"$UNSET_K\" sub/k"),
+            bypass("ask", "ln -s \"$(cat name)\" sub/k"),
+        ],
+    )
+    .await;
+    // The denial names the file the link leads to.
+    let got = run(
+        &fx,
+        &bypass("deny", "K=../secrets/key.pem; ln -sf $K sub/old"),
+    )
+    .await;
+    let PermissionResult::Deny { message, .. } = &got else {
+        panic!("{got:?}");
+    };
+    let key = fx.proj.join("secrets/key.pem").display().to_string();
+    assert!(message.contains(&key), "{key} not in: {message}");
+}
+
+/// Found by review: the shells' startup files were protected, but not the directories whose
+/// every file a shell runs when it starts: `~/.bashrc.d/` (Fedora's `.bashrc` sources each
+/// file in it), fish's `~/.config/fish/conf.d/` and `~/.config/fish/functions/`. A write
+/// into one asks in bypass mode, by the Write tool or a command.
+#[tokio::test]
+async fn directories_shells_run_at_start_are_protected() {
+    let fx = Fixture::new();
+    let mut cases = Vec::new();
+    for path in [
+        "$H/.bashrc.d/10-aliases.sh",
+        "$P/.bashrc.d/x.sh",
+        "$H/.config/fish/conf.d/x.fish",
+        "$H/.config/fish/functions/ls.fish",
+    ] {
+        cases.push(case("ask", "Write", path).mode("bypassPermissions"));
+        cases.push(
+            case("ask", "Bash", &format!("echo 'alias ls=x' > {path}")).mode("bypassPermissions"),
+        );
+    }
+    // The directory itself, made or removed whole.
+    cases.push(case("ask", "Bash", "mkdir -p $H/.bashrc.d").mode("bypassPermissions"));
+    // Not such a directory.
+    cases.push(case("allow", "Write", "$P/bashrc.d/x.sh").mode("bypassPermissions"));
+    run_table_in(&fx, cases).await;
+}
+
+/// Found by review: the mapping of a path rule on a tool whose path rules are never
+/// consulted to the rule meant (`Write(...)` to `Edit(...)`, `Grep(...)` to `Read(...)`) was
+/// written twice, and the agent definitions' copy suggested `Edit(file_path:/etc/**)` for
+/// `Write(file_path:/etc/**)`. One public helper now says it, and a `Tool(param:value)`
+/// rule maps to no path rule.
+#[test]
+fn the_rule_a_path_rule_on_another_tool_means_is_said_once() {
+    use tool_perms::rule::path_rule_meant;
+    assert_eq!(
+        path_rule_meant("Write", "/etc/**").as_deref(),
+        Some("Edit(/etc/**)")
+    );
+    assert_eq!(path_rule_meant("LS", "./x").as_deref(), Some("Read(./x)"));
+    assert_eq!(path_rule_meant("Write", "file_path:/etc/**"), None);
+    assert_eq!(path_rule_meant("Grep", "pattern:secret"), None);
+    // The settings' warning for such a field rule names no `Edit(file_path:...)` either.
+    let errors = inline_errors(&json!({"permissions": {"deny": ["Write(file_path:/etc/**)"]}}));
+    assert!(
+        errors.len() == 1 && !errors[0].contains("Edit(file_path"),
+        "{errors:?}"
+    );
+}
+
+/// Found by review: `ln`'s options were read by two walkers that abbreviate long options
+/// differently: `--t DIR` took DIR as `--target-directory`'s value in one and not in the
+/// other, so `ln --t -s secrets/key.pem` (a hard link into the directory `-s`, as getopt
+/// reads it) was taken for `ln -s`, its target resolved from `-s/`. One walker now reads
+/// them, as getopt does.
+#[tokio::test]
+async fn ln_options_are_read_once_as_getopt_reads_them() {
+    let fx = link_fixture();
+    std::fs::create_dir_all(fx.proj.join("-s")).unwrap();
+    assert!(real_bash("ln --t -s secrets/key.pem", &fx.proj, &fx.home));
+    let made = std::fs::symlink_metadata(fx.proj.join("-s/key.pem")).unwrap();
+    assert!(made.is_file(), "a hard link, not a symbolic one");
+    std::fs::remove_file(fx.proj.join("-s/key.pem")).unwrap();
+    run_table_in(
+        &fx,
+        vec![
+            bypass("deny", "ln --t -s secrets/key.pem"),
+            bypass("deny", "ln --target -s secrets/key.pem"),
+            bypass("deny", "ln --t sub -s ../secrets/key.pem"),
+            bypass("allow", "ln --t sub -s secrets/key.pem"),
+            bypass("deny", "ln --sym ../secrets/key.pem sub/k"),
+        ],
+    )
+    .await;
+}
+
+/// The one walker over `ln`'s and `cp`'s options: what each command line makes.
+#[test]
+fn link_options_are_read_as_getopt_reads_them() {
+    use tool_perms::bash::commands::link_options;
+    use tool_perms::bash::parse::Word;
+    let words = |line: &str| -> Vec<Word> {
+        line.split(' ')
+            .map(|w| Word {
+                raw: w.to_owned(),
+                value: Some(w.to_owned()),
+                plain: true,
+                glob: false,
+            })
+            .collect()
+    };
+    let symbolic = |line: &str| {
+        let w = words(line);
+        link_options(&w[0].raw, &w).map(|o| o.symbolic)
+    };
+    for (line, expect) in [
+        ("ln -s a b", Some(true)),
+        ("ln -st d a", Some(true)),
+        ("ln -ts d a", Some(false)),
+        ("ln --t -s a", Some(false)),
+        ("ln --target-directory -s a", Some(false)),
+        ("ln --target-directory=d -s a", Some(true)),
+        ("ln --sy a b", Some(true)),
+        ("ln --s a b", Some(false)),
+        ("ln -S -s a b", Some(false)),
+        ("ln -- -s b", Some(false)),
+        ("cp -s a b", Some(true)),
+        ("cp --sym a b", Some(true)),
+        ("cp --s a b", Some(false)),
+        ("cp --sparse -s a b", Some(false)),
+        ("cp --sparse=always -s a b", Some(true)),
+        ("cp --pa -s a b", Some(true)),
+        ("mv -s a b", None),
+    ] {
+        assert_eq!(symbolic(line), expect, "{line}");
+    }
+    let w = words("ln -srnT a b");
+    let o = link_options("ln", &w).unwrap();
+    assert!(o.symbolic && o.relative && o.no_dereference && o.no_target_directory);
+    // `cp -r` is recursive, `cp -n` no-clobber: neither is ln's.
+    let w = words("cp -srn a b");
+    let o = link_options("cp", &w).unwrap();
+    assert!(o.symbolic && !o.relative && !o.no_dereference);
+}
+
+/// Found by review: the question about a git command that prints files it does not name
+/// always spoke of "the Read deny and ask rules", with only one kind of them set. It names
+/// the kinds there are, as the question about a tree too large to check does.
+#[tokio::test]
+async fn git_content_question_names_the_kinds_of_read_rules_there_are() {
+    let fx = Fixture::new();
+    for (ask, deny, says) in [
+        (&["Read(.env)"][..], &[][..], "the Read ask rules"),
+        (&[][..], &["Read(.env)"][..], "the Read deny rules"),
+        (
+            &["Read(.env)"][..],
+            &["Read(./secrets/**)"][..],
+            "the Read deny and ask rules",
+        ),
+    ] {
+        let got = run(&fx, &case("ask", "Bash", "git log -p").ask(ask).deny(deny)).await;
+        let PermissionResult::Ask { message, .. } = &got else {
+            panic!("{ask:?} {deny:?}: {got:?}");
+        };
+        assert!(
+            message.contains("prints files of the repository it does not name")
+                && message.contains(&format!("checked against {says}.")),
+            "{ask:?} {deny:?}: {message}"
+        );
+    }
 }

@@ -3063,37 +3063,77 @@ const LN_LONGS: &[&str] = &[
     "version",
 ];
 
-/// How an `ln` command line places its symbolic links ([`ln_symlinks`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LnSymlinks {
-    /// `-r` / `--relative`: ln makes each target relative to the link itself, from the
+/// `cp`'s long options, for the same.
+const CP_LONGS: &[&str] = &[
+    "archive",
+    "attributes-only",
+    "backup",
+    "context",
+    "copy-contents",
+    "debug",
+    "dereference",
+    "force",
+    "interactive",
+    "keep-directory-symlink",
+    "link",
+    "no-clobber",
+    "no-dereference",
+    "no-preserve",
+    "no-target-directory",
+    "one-file-system",
+    "parents",
+    "path",
+    "preserve",
+    "recursive",
+    "reflink",
+    "remove-destination",
+    "sparse",
+    "strip-trailing-slashes",
+    "suffix",
+    "symbolic-link",
+    "target-directory",
+    "update",
+    "verbose",
+    "help",
+    "version",
+];
+
+/// How an `ln` or `cp` command line makes links ([`link_options`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LinkOptions {
+    /// `ln -s` / `--symbolic`, `cp -s` / `--symbolic-link`: it makes symbolic links.
+    pub symbolic: bool,
+    /// `ln -r` / `--relative`: ln makes each target relative to the link itself, from the
     /// target as the working directory reads it.
     pub relative: bool,
-    /// `-T` / `--no-target-directory`: the last operand is the link itself, even when it
-    /// names a directory.
+    /// `-T` / `--no-target-directory`: the last operand is the link (or copy) itself, even
+    /// when it names a directory.
     pub no_target_directory: bool,
-    /// `-n` / `--no-dereference`: a last operand that is a link to a directory is the link
-    /// itself, not the directory it leads to.
+    /// `ln -n` / `--no-dereference`: a last operand that is a link to a directory is the
+    /// link itself, not the directory it leads to.
     pub no_dereference: bool,
 }
 
-/// How `ln WORDS` places its symbolic links, when it makes them (`-s`, `--symbolic`): the
-/// options read as getopt reads them (a letter in the value of `-S SUFFIX` or `-t DIR` is
-/// no option; a long option abbreviated only as far as it is unambiguous). `None` for a
-/// command that is no `ln -s`.
-pub fn ln_symlinks(name: &str, words: &[Word]) -> Option<LnSymlinks> {
-    if name != "ln" || !makes_symlinks(name, words) {
-        return None;
-    }
-    let mut out = LnSymlinks {
-        relative: false,
-        no_target_directory: false,
-        no_dereference: false,
+/// The options of an `ln` or `cp` command line that decide how it makes links, read as
+/// getopt reads them: a letter in the value of `-S SUFFIX` or `-t DIR` is no option, nor is
+/// the word after a long option that takes a value (`--t DIR`, `--sparse WHEN`); a long
+/// option abbreviated only as far as it is unambiguous among the program's own; nothing
+/// after `--`. `None` for another command.
+pub fn link_options(name: &str, words: &[Word]) -> Option<LinkOptions> {
+    let (longs, valued): (&[&str], &[&str]) = match name {
+        "ln" => (LN_LONGS, &["suffix", "target-directory"]),
+        "cp" => (
+            CP_LONGS,
+            &["no-preserve", "sparse", "suffix", "target-directory"],
+        ),
+        _ => return None,
     };
-    let mut set = |long: &str| match long {
-        "relative" => out.relative = true,
-        "no-target-directory" => out.no_target_directory = true,
-        "no-dereference" => out.no_dereference = true,
+    let mut out = LinkOptions::default();
+    let mut set = |long: &str| match (name, long) {
+        ("ln", "symbolic") | ("cp", "symbolic-link") => out.symbolic = true,
+        ("ln", "relative") => out.relative = true,
+        (_, "no-target-directory") => out.no_target_directory = true,
+        ("ln", "no-dereference") => out.no_dereference = true,
         _ => {}
     };
     let mut rest = words.get(1..).unwrap_or_default().iter();
@@ -3105,20 +3145,27 @@ pub fn ln_symlinks(name: &str, words: &[Word]) -> Option<LnSymlinks> {
             break;
         }
         if let Some(opt) = v.strip_prefix("--") {
-            let (opt, valued) = match opt.split_once('=') {
+            let (opt, with_value) = match opt.split_once('=') {
                 Some((n, _)) => (n, true),
                 None => (opt, false),
             };
-            let exact = LN_LONGS.iter().find(|l| **l == opt);
-            let mut prefixed = LN_LONGS.iter().filter(|l| l.starts_with(opt));
-            let long = match (exact, prefixed.next(), prefixed.next()) {
-                (Some(l), _, _) => Some(*l),
-                (None, Some(l), None) if !opt.is_empty() => Some(*l),
+            // `cp --path` is an old name of `--parents`: one option (`--pa` is no ambiguity).
+            let one = |l: &&'static str| if *l == "path" { "parents" } else { *l };
+            let exact = longs.iter().find(|l| **l == opt).map(one);
+            let mut prefixed: Vec<&str> = longs
+                .iter()
+                .filter(|l| l.starts_with(opt))
+                .map(one)
+                .collect();
+            prefixed.dedup();
+            let long = match (exact, prefixed.as_slice()) {
+                (Some(l), _) => Some(l),
+                (None, [l]) if !opt.is_empty() => Some(*l),
                 _ => None,
             };
             if let Some(long) = long {
                 set(long);
-                if !valued && matches!(long, "suffix" | "target-directory") {
+                if !with_value && valued.contains(&long) {
                     rest.next();
                 }
             }
@@ -3128,11 +3175,13 @@ pub fn ln_symlinks(name: &str, words: &[Word]) -> Option<LnSymlinks> {
             continue;
         };
         for (k, c) in bundle.char_indices() {
-            match c {
-                'r' => set("relative"),
-                'T' => set("no-target-directory"),
-                'n' => set("no-dereference"),
-                'S' | 't' => {
+            match (name, c) {
+                ("ln", 's') => set("symbolic"),
+                ("cp", 's') => set("symbolic-link"),
+                ("ln", 'r') => set("relative"),
+                (_, 'T') => set("no-target-directory"),
+                ("ln", 'n') => set("no-dereference"),
+                (_, 'S' | 't') => {
                     if k + 1 == bundle.len() {
                         rest.next();
                     }
@@ -3146,52 +3195,9 @@ pub fn ln_symlinks(name: &str, words: &[Word]) -> Option<LnSymlinks> {
 }
 
 /// Whether `name WORDS` makes symbolic links: `ln -s` (`--symbolic`), `cp -s`
-/// (`--symbolic-link`), read as getopt reads them (a letter in the value of `-S SUFFIX` or
-/// `-t DIR` is no option; a long option abbreviated only as far as it is unambiguous).
+/// (`--symbolic-link`), its options read by [`link_options`].
 fn makes_symlinks(name: &str, words: &[Word]) -> bool {
-    let (long, values) = match name {
-        "ln" => ("--symbolic", "St"),
-        "cp" => ("--symbolic-link", "St"),
-        _ => return false,
-    };
-    let mut rest = words.get(1..).unwrap_or_default().iter();
-    while let Some(w) = rest.next() {
-        let Some(v) = w.value.as_deref() else {
-            continue;
-        };
-        if v == "--" {
-            return false;
-        }
-        if let Some(opt) = v.strip_prefix("--") {
-            let opt = opt.split_once('=').map_or(opt, |(n, _)| n);
-            if opt.len() >= 2 && long[2..].starts_with(opt) {
-                return true;
-            }
-            if !v.contains('=')
-                && ["suffix", "target-directory"]
-                    .iter()
-                    .any(|l| opt.len() >= 2 && l.starts_with(opt))
-            {
-                rest.next();
-            }
-            continue;
-        }
-        let Some(bundle) = v.strip_prefix('-').filter(|b| !b.is_empty()) else {
-            continue;
-        };
-        for (k, c) in bundle.char_indices() {
-            if c == 's' {
-                return true;
-            }
-            if values.contains(c) {
-                if k + 1 == bundle.len() {
-                    rest.next();
-                }
-                break;
-            }
-        }
-    }
-    false
+    link_options(name, words).is_some_and(|o| o.symbolic)
 }
 
 /// The words after `sed` as [`sed`] reads them: a computed word is `"\0"` and its text

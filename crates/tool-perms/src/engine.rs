@@ -2480,6 +2480,80 @@ impl PermissionEngine {
         worst
     }
 
+    /// What git reads for the repository it finds besides the directory holding that
+    /// repository's `.git` ([`crate::git_config::repository_reads`]), each a path read: a
+    /// git directory reached through a gitfile, a `.git` link or a `commondir`, object
+    /// stores elsewhere, a work tree its own configuration moves (`core.worktree`); for a
+    /// command that prints configuration values ([`git_config_files`] naming the
+    /// repository's own files), each file that configuration includes. Outside the working
+    /// directories it asks, under a Read deny rule it is denied, as `cat` of it would be. A
+    /// linked work tree's or submodule's git directory that points back at it is judged
+    /// by the Read rules only. Not for git told to work elsewhere (`-C`, `--git-dir`, a
+    /// `GIT_` variable: other checks ask), nor where the repository's files cannot be read
+    /// or the directory is not known (the check of the programs they name asks).
+    fn git_repository_reads(
+        &self,
+        set: &RuleSet,
+        sub: &SimpleCommand,
+        words: &[Word],
+        ctx: &ToolUseContext,
+        git_env: bool,
+    ) -> Option<Finding> {
+        if git_env
+            || git_repository_elsewhere(words)
+            || sub.assignments.iter().any(|a| a.name.starts_with("GIT_"))
+        {
+            return None;
+        }
+        let prints_config = matches!(
+            git_config_files(words),
+            Some(GitConfigRead::Files(files)) if files.iter().any(|(f, _)| f.starts_with(".git/"))
+        );
+        let home = ctx.home().or(self.roots.home.as_deref());
+        let dirs = self.resolve_in_dirs(".", &sub.cwd, &sub.other_cwds, ctx)?;
+        let text = sub.raw_text();
+        let mut worst: Option<Finding> = None;
+        let mut seen: Vec<PathBuf> = Vec::new();
+        for d in dirs.iter().flat_map(|d| [d.clone(), resolve_symlinks(d)]) {
+            if seen.contains(&d) {
+                continue;
+            }
+            seen.push(d.clone());
+            let Some((outside, included)) = crate::git_config::repository_reads(&d, home) else {
+                continue;
+            };
+            let included = included.into_iter().map(|p| {
+                (
+                    p.clone(),
+                    format!(
+                        "the repository's configuration includes {}, whose values it prints",
+                        p.display()
+                    ),
+                    false,
+                )
+            });
+            let outside = outside.into_iter().map(|o| (o.path, o.why, o.linked));
+            let reads: Vec<(PathBuf, String, bool)> = if prints_config {
+                outside.chain(included).collect()
+            } else {
+                outside.collect()
+            };
+            for (path, why, linked) in reads {
+                let f = if linked {
+                    let f = self.check_path(set, &path, FileAccess::Read, ctx);
+                    (f.kind == Kind::Deny || (f.kind == Kind::Ask && f.immune)).then_some(f)
+                } else {
+                    self.path_constraint(set, &path, PathUse::Read, ctx)
+                };
+                if let Some(mut f) = f {
+                    f.message = format!("`{text}` reads {}: {why}. {}", path.display(), f.message);
+                    worst = Some(pick(worst, f.sub(text.clone())));
+                }
+            }
+        }
+        worst
+    }
+
     /// Checks the files a command names for itself, not among its operands (a shell's
     /// startup file, a tracer's output file): each as the path it reads or writes; one that
     /// cannot be worked out (`None`, a relative one after an unknown `cd`, `~` without a
@@ -2546,6 +2620,11 @@ impl PermissionEngine {
         }
         if name == "git"
             && let Some(f) = self.git_config_read(set, sub, words, ctx, git_env)
+        {
+            option_glob = Some(pick(option_glob, f));
+        }
+        if name == "git"
+            && let Some(f) = self.git_repository_reads(set, sub, words, ctx, git_env)
         {
             option_glob = Some(pick(option_glob, f));
         }

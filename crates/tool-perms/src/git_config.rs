@@ -22,6 +22,11 @@
 //! Which repository git uses is found as git's discovery finds it, with git's own test of a
 //! git directory ([`is_git_directory`]); a `.git` git may or may not take asks.
 //!
+//! The same reading tells what git reads besides the directory holding the `.git`
+//! ([`repository_reads`]: a git directory a gitfile or link leads to, `commondir`, object
+//! stores elsewhere, a work tree `core.worktree` moves, the files the configuration
+//! includes), which the engine judges as path reads.
+//!
 //! Only the repository's own files: the user's (`~/.gitconfig`, `GIT_CONFIG_GLOBAL`,
 //! `/etc/gitconfig`, `GIT_CONFIG_SYSTEM`) are theirs to trust.
 //!
@@ -85,6 +90,39 @@ pub(crate) fn repository_programs(
     Ok(scan.names.clone())
 }
 
+/// A path git reads for the repository it finds outside the directory holding that
+/// repository's `.git` ([`repository_reads`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct OutsideRead {
+    /// The path, with its links resolved where it exists.
+    pub(crate) path: PathBuf,
+    /// Why git reads it, in words (naming the file and the key that make it).
+    pub(crate) why: String,
+    /// The repository is a linked work tree or a submodule whose git directory points back
+    /// at its `.git` (`gitdir`, `core.worktree`) and lies inside its common directory:
+    /// the user's own layout, which only the Read rules judge, not the working
+    /// directories.
+    pub(crate) linked: bool,
+}
+
+/// What git, started in `dir`, reads besides the directory holding the `.git` its
+/// discovery finds ([`repository_programs`]), and each submodule's: a git directory
+/// reached through a gitfile or a `.git` link, a common directory (`commondir`), `objects`
+/// and `refs` that lead elsewhere, the object stores `objects/info/alternates` names, a
+/// work tree the configuration moves (`core.worktree`, in `config`, `config.worktree` or a
+/// file they include) anywhere but inside that directory. With them, the files the found
+/// repository's configuration includes (`include.path`, `includeIf.*.path`, whatever the
+/// condition, as git opens them), whose values `git config --list` prints. `None` when the
+/// repository's files cannot be read ([`repository_programs`] asks about that).
+pub(crate) fn repository_reads(
+    dir: &Path,
+    home: Option<&Path>,
+) -> Option<(Vec<OutsideRead>, Vec<PathBuf>)> {
+    let scan = ScanCache::scan(dir, home);
+    let scan = scan.as_ref().as_ref().ok()?;
+    Some((scan.outside.clone(), scan.included.clone()))
+}
+
 /// What reading a repository found, for any command: the programs only some commands run,
 /// and the names of the files that decided it. A program every command runs, or what
 /// cannot be read, is the scan's `Err`.
@@ -95,6 +133,10 @@ struct Scan {
     sorts_by_signature: bool,
     /// The names of the files that decided it ([`repository_programs`]).
     names: Vec<String>,
+    /// What git reads outside the directories holding the `.git`s ([`repository_reads`]).
+    outside: Vec<OutsideRead>,
+    /// The files the found repository's configuration includes ([`repository_reads`]).
+    included: Vec<PathBuf>,
 }
 
 /// The commands a program a repository's files name runs for.
@@ -203,6 +245,8 @@ fn scan(dir: &Path, home: Option<&Path>) -> Result<Scan, String> {
         conditional: Vec::new(),
         sorts_by_signature: false,
         parsed: HashMap::new(),
+        outside: Vec::new(),
+        included: Vec::new(),
     };
     for at in dir.ancestors() {
         if let Some(repo) = repository_at(at)? {
@@ -214,12 +258,17 @@ fn scan(dir: &Path, home: Option<&Path>) -> Result<Scan, String> {
         conditional: check.conditional,
         sorts_by_signature: check.sorts_by_signature,
         names: check.names,
+        outside: check.outside,
+        included: check.included,
     })
 }
 
 /// A repository git found: its git directory, the common directory (the main
 /// repository's for a linked work tree) and its work tree (`None` for a bare repository).
 struct Repository {
+    /// The directory git's discovery stopped at: the one holding the `.git` (or the bare
+    /// repository itself).
+    at: PathBuf,
     git_dir: PathBuf,
     common_dir: PathBuf,
     work_tree: Option<PathBuf>,
@@ -243,6 +292,7 @@ fn repository_at(at: &Path) -> Result<Option<Repository>, String> {
         Ok(m) if m.is_file() => {
             let git_dir = read_gitfile(&dot_git)?;
             return Ok(Some(Repository {
+                at: at.to_path_buf(),
                 common_dir: common_dir(&git_dir)?,
                 git_dir,
                 work_tree: Some(at.to_path_buf()),
@@ -251,6 +301,7 @@ fn repository_at(at: &Path) -> Result<Option<Repository>, String> {
         Ok(_) => match is_git_directory(&dot_git) {
             Ok(true) => {
                 return Ok(Some(Repository {
+                    at: at.to_path_buf(),
                     common_dir: common_dir(&dot_git)?,
                     git_dir: dot_git,
                     work_tree: Some(at.to_path_buf()),
@@ -263,6 +314,7 @@ fn repository_at(at: &Path) -> Result<Option<Repository>, String> {
     }
     match is_git_directory(at) {
         Ok(true) => Ok(Some(Repository {
+            at: at.to_path_buf(),
             common_dir: common_dir(at)?,
             git_dir: at.to_path_buf(),
             work_tree: None,
@@ -541,6 +593,10 @@ struct Check<'a> {
     /// Each configuration file read, by the path git opens, parsed: a file included many
     /// times is read once.
     parsed: HashMap<PathBuf, Consulted>,
+    /// [`Scan::outside`].
+    outside: Vec<OutsideRead>,
+    /// [`Scan::included`].
+    included: Vec<PathBuf>,
 }
 
 #[cfg(test)]
@@ -604,11 +660,108 @@ impl Check<'_> {
             Some(e) => e.value.as_deref().map(|v| repo.git_dir.join(v)),
             None => repo.work_tree.clone(),
         };
+        self.outside_reads(repo, &entries);
         self.hooks(repo, &entries, work_tree.as_deref())?;
         if let Some(work_tree) = work_tree {
             self.submodules(repo, &entries, &work_tree, depth)?;
         }
         Ok(())
+    }
+
+    /// Records what git reads for `repo` outside the directory holding its `.git`
+    /// ([`repository_reads`]); `entries` is its configuration.
+    fn outside_reads(&mut self, repo: &Repository, entries: &[Entry]) {
+        let at = shown_path(repo.at.clone());
+        let git_dir = shown_path(repo.git_dir.clone());
+        let common = shown_path(repo.common_dir.clone());
+        let mut points_back = false;
+        let mut reads: Vec<(PathBuf, String, bool)> = Vec::new();
+        if let Some(e) = entries
+            .iter()
+            .rev()
+            .find(|e| e.is("core", None, "worktree"))
+            && let Some(v) = e.value.as_deref()
+        {
+            // Relative to the git directory (an absolute one replaces it).
+            let work_tree = shown_path(repo.git_dir.join(v));
+            if work_tree == at {
+                points_back = true;
+            } else if !work_tree.starts_with(&at) {
+                reads.push((
+                    work_tree,
+                    format!(
+                        "{} sets core.worktree to {v}, which makes it git's work tree",
+                        e.file.display()
+                    ),
+                    false,
+                ));
+            }
+        }
+        // A linked work tree's git directory names its gitfile (`gitdir`, relative to it).
+        if let Ok(Some(bytes)) = read_small(&repo.git_dir.join("gitdir"), MAX_CONFIG_BYTES) {
+            let text = String::from_utf8_lossy(&bytes);
+            let text = text.trim_end_matches(['\n', '\r']);
+            if !text.is_empty()
+                && shown_path(repo.git_dir.join(text)) == shown_path(repo.at.join(".git"))
+            {
+                points_back = true;
+            }
+        }
+        // Only the user's own layout points back from inside the common directory: a git
+        // directory a planted tree holds may point back at it, and its `commondir` lead
+        // anywhere.
+        let linked = points_back && git_dir.starts_with(&common);
+        let dot_git = repo.at.join(".git");
+        let shown = dot_git.display();
+        reads.push((
+            git_dir.clone(),
+            format!("{shown} leads to its git directory"),
+            linked,
+        ));
+        reads.push((
+            common.clone(),
+            format!("{shown} leads to its common directory (commondir)"),
+            linked,
+        ));
+        for sub in ["objects", "refs"] {
+            let p = shown_path(repo.common_dir.join(sub));
+            reads.push((p, format!("{shown} leads to its {sub}"), linked));
+        }
+        let objects = repo.common_dir.join("objects");
+        let alternates = objects.join("info/alternates");
+        match read_small(&alternates, MAX_CONFIG_BYTES) {
+            Ok(None) => {}
+            Ok(Some(bytes)) => {
+                for line in String::from_utf8_lossy(&bytes).lines() {
+                    let line = line.trim_end_matches('\r');
+                    if line.is_empty() || line.starts_with('#') {
+                        continue;
+                    }
+                    // A quoted path (C-style) is taken without its quotes; an escape in it
+                    // leaves a path that is not there, judged as it is.
+                    let path = line
+                        .strip_prefix('"')
+                        .and_then(|l| l.strip_suffix('"'))
+                        .unwrap_or(line);
+                    reads.push((
+                        shown_path(objects.join(path)),
+                        format!("{} names it as an object store", alternates.display()),
+                        linked,
+                    ));
+                }
+            }
+            // Not known: the file itself stands for what it names, wherever it is.
+            Err(why) => self.outside.push(OutsideRead {
+                path: alternates.clone(),
+                why,
+                linked: false,
+            }),
+        }
+        for (path, why, linked) in reads {
+            if !path.starts_with(&at) && !self.outside.iter().any(|o| o.path == path) {
+                self.outside.push(OutsideRead { path, why, linked });
+            }
+        }
     }
 
     /// Reads one configuration file and those it includes into `entries` (only what the
@@ -703,6 +856,10 @@ impl Check<'_> {
                 // replaces it).
                 file.parent().unwrap_or(Path::new("/")).join(path)
             };
+            // The found repository's own (the first one checked), not a submodule's.
+            if self.repositories == 1 && !self.included.contains(&included) {
+                self.included.push(included.clone());
+            }
             self.config_file(&included, depth + 1, entries)?;
         }
         Ok(())

@@ -12,8 +12,9 @@
 //!   (`CLAUDE_CODE_DISABLE_BACKGROUND_TASKS` on, which also refuses `run_in_background:
 //!   true` as a bad input: the schema is the type's, made once, so the field stays in it) or
 //!   when a deny or ask rule of the session would match the call run in the background
-//!   (`Bash(run_in_background:true)`, read with `tool-perms`' own rule functions): a tiny
-//!   `timeout` does not get a command past such a rule.
+//!   (`Bash(run_in_background:true)`; the session engine is asked, so rules added during
+//!   the session count): a tiny `timeout` does not get a command past such a rule, and the
+//!   timeout text names it.
 //!   When the command itself exits, anything it left in its group, or in groups job control
 //!   made (`set -m; cmd &`, found by the mark its processes inherit, `TOOLWRIGHT_COMMAND`),
 //!   is killed too (`server &`, `nohup`: unlike Claude Code, which leaves them running),
@@ -250,43 +251,94 @@ pub fn maintains_project_working_dir() -> bool {
 }
 
 /// The deny or ask rule of `ctx`'s session that a Bash call with `run_in_background: true`
-/// would match (`Bash(run_in_background:true)`, `Bash(run_in_background:t*)`), if any: read
-/// with `tool-perms`' own parsing ([`parse_rule`](tool_perms::rule::parse_rule),
-/// [`field_rule`](tool_perms::rule::field_rule)) and matching
-/// ([`FieldRule::matches`](tool_perms::rule::FieldRule::matches)), as the permission engine
-/// reads a `Tool(param:value)` rule. A malformed rule matches nothing, as in the engine.
-fn background_rule(ctx: &ToolUseContext) -> Option<&str> {
-    let background = serde_json::json!({ "run_in_background": true });
-    let permission = ctx.permission();
-    permission
-        .deny
-        .iter()
-        .chain(&permission.ask)
-        .map(|sourced| sourced.rule.as_str())
-        .find(|rule| {
-            let Ok(parsed) = tool_perms::rule::parse_rule(rule) else {
-                return false;
-            };
-            parsed.tool_name == <Bash as TypedTool>::NAME
-                && parsed
-                    .content
-                    .as_deref()
-                    .and_then(|content| tool_perms::rule::field_rule(&parsed.tool_name, content))
-                    .is_some_and(|field| {
-                        field.field == "run_in_background"
-                            && !field.primary
-                            && field.matches(&background).is_some()
-                    })
-        })
+/// would match (`Bash(run_in_background:true)`, `Bash(run_in_background:t*)`), if any, as
+/// the words a timeout text names it with (`the deny rule Bash(run_in_background:true)`).
+///
+/// The session engine decides when the host put one in the context's app state
+/// ([`tool_perms::SessionEngine`]): it holds the rules added during the session (a
+/// PermissionRequest hook's `updatedPermissions`), which the context's permission settings,
+/// a snapshot, do not. Else an engine made of the context's deny and ask rules
+/// ([`PermissionEngine::for_walking`](tool_perms::PermissionEngine::for_walking)). The
+/// engine is asked about the call `{"run_in_background": true}` alone
+/// ([`check_rule_based`](tool_perms::PermissionEngine::check_rule_based)): no command, so
+/// only a rule on the call as a whole or on that field can object. Any deny holds (a
+/// tool-wide one added since the command started too); an ask holds when it comes from a
+/// rule with content (a field rule): a tool-wide ask rule on Bash asked about this command
+/// already. The engine names the first ask rule only, so behind a tool-wide ask rule the
+/// field rules of the context's settings are read here ([`settings_background_rule`]).
+async fn background_rule(ctx: &ToolUseContext) -> Option<String> {
+    let engine = tool_perms::PermissionEngine::for_walking(ctx)?;
+    let probe = serde_json::json!({ "run_in_background": true });
+    let (behaviour, rule) = match engine
+        .check_rule_based(&Bash::default(), &probe, ctx)
+        .await?
+    {
+        tool_core::PermissionResult::Deny { reason, .. } => ("deny", rule_of(&reason)),
+        tool_core::PermissionResult::Ask {
+            reason: Some(reason),
+            ..
+        } => match rule_of(&reason) {
+            Some(rule) if rule_has_content(&rule) => ("ask", Some(rule)),
+            // A tool-wide ask rule; a field rule behind it is seen in the settings only.
+            Some(_) => return settings_background_rule(ctx),
+            None => ("ask", None),
+        },
+        tool_core::PermissionResult::Ask { reason: None, .. } => ("ask", None),
+        _ => return None,
+    };
+    Some(match rule {
+        Some(rule) => format!("the {behaviour} rule {rule}"),
+        None => format!("the permission rules ({behaviour})"),
+    })
 }
 
-/// Whether a foreground command still running at its timeout may go on in the background:
-/// not when background tasks are turned off ([`background_tasks_disabled`]), nor when a deny
-/// or ask rule of the session would match the call run in the background
-/// ([`background_rule`]): the command would go on where that rule forbids it (nobody was
-/// asked). Such a command is killed at its timeout instead.
-fn may_move_to_background(ctx: &ToolUseContext) -> bool {
-    !background_tasks_disabled() && background_rule(ctx).is_none()
+/// The rule a decision came from, as written.
+fn rule_of(reason: &tool_core::DecisionReason) -> Option<String> {
+    match reason {
+        tool_core::DecisionReason::Rule { rule, .. } => Some(rule.clone()),
+        _ => None,
+    }
+}
+
+/// Whether `rule` has content (`Bash(run_in_background:true)`), not a tool-wide rule (`Bash`,
+/// `Bash(*)`).
+fn rule_has_content(rule: &str) -> bool {
+    tool_perms::rule::parse_rule(rule)
+        .is_ok_and(|parsed| parsed.content.as_deref().is_some_and(|c| c != "*"))
+}
+
+/// The deny or ask field rule of the context's permission settings that a Bash call with
+/// `run_in_background: true` would match, read with `tool-perms`' own parsing and matching
+/// ([`parse_rule`](tool_perms::rule::parse_rule), [`field_rule`](tool_perms::rule::field_rule),
+/// [`FieldRule::matches`](tool_perms::rule::FieldRule::matches)); for [`background_rule`]
+/// when a tool-wide ask rule hides the field rules from the engine's answer.
+fn settings_background_rule(ctx: &ToolUseContext) -> Option<String> {
+    let background = serde_json::json!({ "run_in_background": true });
+    let permission = ctx.permission();
+    let deny = permission.deny.iter().map(|r| ("deny", r));
+    let ask = permission.ask.iter().map(|r| ("ask", r));
+    deny.chain(ask).find_map(|(behaviour, sourced)| {
+        let parsed = tool_perms::rule::parse_rule(&sourced.rule).ok()?;
+        let field = tool_perms::rule::field_rule(&parsed.tool_name, parsed.content.as_deref()?)?;
+        (parsed.tool_name == <Bash as TypedTool>::NAME
+            && field.field == "run_in_background"
+            && !field.primary
+            && field.matches(&background).is_some())
+        .then(|| format!("the {behaviour} rule {}", sourced.rule))
+    })
+}
+
+/// Why a foreground command still running at its timeout may not go on in the background,
+/// if it may not: background tasks are turned off ([`background_tasks_disabled`]; `Some`
+/// of `None`), or a deny or ask rule of the session would match the call run in the
+/// background ([`background_rule`]; `Some` of the rule's words): the command would go on
+/// where that rule forbids it (nobody was asked). Such a command is killed at its timeout
+/// instead.
+async fn kept_from_background(ctx: &ToolUseContext) -> Option<Option<String>> {
+    if background_tasks_disabled() {
+        return Some(None);
+    }
+    background_rule(ctx).await.map(Some)
 }
 
 /// The prompt, with the timeouts in effect, and what `CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR`
@@ -698,8 +750,14 @@ fn within_working_directories(ctx: &ToolUseContext, dir: &Path) -> bool {
 #[derive(Debug)]
 enum End {
     Exited(Option<i32>),
-    /// Still running at its timeout (this long).
-    TimedOut(Duration),
+    /// Still running at its timeout (`after`); `held_by` names the rule that kept it from
+    /// moving to the background, if one did.
+    TimedOut {
+        /// The timeout that passed.
+        after: Duration,
+        /// The rule's words ([`background_rule`]).
+        held_by: Option<String>,
+    },
     /// The timeout passed and the command went on as a background task.
     MovedToBackground {
         /// The task's id.
@@ -1038,7 +1096,7 @@ async fn run_command(
     let mut out_buf = vec![0u8; 64 * 1024];
     let mut err_buf = vec![0u8; 64 * 1024];
     let mut arrivals = Arrivals::default();
-    let end = loop {
+    let mut end = loop {
         if exit.is_some() && !out_open && !err_open {
             break End::Exited(exit.flatten());
         }
@@ -1093,7 +1151,7 @@ async fn run_command(
                 out_open = false;
                 err_open = false;
             },
-            () = &mut deadline => break End::TimedOut(timeout),
+            () = &mut deadline => break End::TimedOut { after: timeout, held_by: None },
             () = cancelled.cancelled() => break End::Cancelled,
             () = &mut progress_due, if unreported => {}
         }
@@ -1114,12 +1172,17 @@ async fn run_command(
     // (not `sleep`, `git`, or what the parser cannot follow): its output so far starts the
     // task's file, and the rest is added as it comes. Not when background tasks are turned
     // off, nor when a rule forbids this call in the background
-    // (`Bash(run_in_background:true)`): that one is killed, as a `sleep` is.
-    if matches!(end, End::TimedOut(_))
-        && let Some(pgid) = group
-        && moves_to_background(command)
-        && may_move_to_background(ctx)
-    {
+    // (`Bash(run_in_background:true)`): that one is killed, as a `sleep` is, and the
+    // timeout text names the rule.
+    let mut moves =
+        matches!(end, End::TimedOut { .. }) && group.is_some() && moves_to_background(command);
+    if moves && let Some(why) = kept_from_background(ctx).await {
+        moves = false;
+        if let End::TimedOut { held_by, .. } = &mut end {
+            *held_by = why;
+        }
+    }
+    if moves && let Some(pgid) = group {
         // The bytes as they were read, not text: a character the timeout split is finished
         // by the rest the task's copy appends.
         let whole = !stdout.spilled() && !stderr.spilled();
@@ -1684,8 +1747,11 @@ fn finish(
     let (code, interrupted) = match end {
         End::Exited(Some(0)) => (Some(0), false),
         End::Exited(code) => (code, false),
-        End::TimedOut(after) => {
-            let note = format!("Command timed out after {} ms", after.as_millis());
+        End::TimedOut { after, held_by } => {
+            let mut note = format!("Command timed out after {} ms", after.as_millis());
+            if let Some(rule) = held_by {
+                note.push_str(&format!(" (kept from the background by {rule})"));
+            }
             stderr_text = if stderr_text.trim_end().is_empty() {
                 note
             } else {

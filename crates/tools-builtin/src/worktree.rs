@@ -1,21 +1,36 @@
 //! EnterWorktree and ExitWorktree (Cargo feature `worktree`): move the session into an
 //! isolated git worktree and back, on real `git worktree` commands.
 //!
-//! - [`EnterWorktree`] with a `name` (or neither field: a generated name) runs
-//!   `git worktree add -b worktree-<name> <main root>/.claude/worktrees/<name> HEAD`, the
-//!   layout Claude Code uses (a `/` in the name becomes `+` in the directory and branch
-//!   names). It refuses when `.claude` or `.claude/worktrees` is a symbolic link (or
-//!   resolves outside the root), and a failed `git worktree add` has its branch and checkout
-//!   removed. With a `path` it enters an existing linked worktree of the same repository:
-//!   listed by `git worktree list --porcelain`, not prunable, and live (its `.git` gitfile
-//!   names the repository's `worktrees/<id>`, whose `gitdir` names that `.git` back; a
-//!   planted `.git/worktrees/*/gitdir` naming any directory does not count). Either way it
-//!   switches the session's working directory through a context modifier.
+//! - [`EnterWorktree`] with a `name` (or neither field: a generated name) makes the worktree
+//!   `<main root>/.claude/worktrees/<name>` on a new branch `worktree-<name>` at the current
+//!   HEAD, the layout Claude Code uses (a `/` in the name becomes `+` in the directory and
+//!   branch names). It claims what it makes first: the branch with `git branch` (which
+//!   refuses one that exists, so of two sessions creating the same name at once only one
+//!   goes on), then the directory, made here and never one that exists; then `git worktree
+//!   add <dir> worktree-<name>` checks it out. It refuses when `.claude` or
+//!   `.claude/worktrees` is a symbolic link (or resolves outside the root). A failed `git
+//!   worktree add` removes only what this call made, and says what it removed: the branch
+//!   while it still points at the commit it was made at and no worktree has it checked
+//!   out, the directory when empty (git removes its own half-made checkout; a directory
+//!   still holding files is left, and named). With a `path` it enters an existing linked
+//!   worktree of the same repository: listed by `git worktree list --porcelain`, not
+//!   prunable, and live (its `.git` gitfile names the repository's `worktrees/<id>`, whose
+//!   `gitdir` names that `.git` back; a planted `.git/worktrees/*/gitdir` naming any
+//!   directory does not count; both files are read without waiting or following a link, so
+//!   a FIFO swapped in is refused). Either way it switches the session's working directory
+//!   through a context modifier. File system work runs off the runtime's workers.
 //! - Git runs with `-c core.hooksPath=/dev/null -c core.fsmonitor=false`: the repository's
 //!   own hooks (`post-checkout`) and file system monitor never run (Claude Code runs
 //!   `post-checkout` once the folder is trusted). Filter drivers cannot be turned off that
 //!   way: a repository whose own configuration names a filter driver's program
-//!   (`filter.<driver>.smudge`, `.clean`, `.process`) is refused, naming the key.
+//!   (`filter.<driver>.smudge`, `.clean`, `.process`) is refused, naming the key and the
+//!   file. That configuration is read here, as git parses it, not by running `git config`
+//!   (which would judge `includeIf` conditions for this check's repository, not the new
+//!   worktree's): `config`, the common `config.worktree` and that of the git directory
+//!   where git runs (the worktree's own for `remove`), and every file they include,
+//!   `include.path` and `includeIf.<condition>.path` whatever the condition, at most 10
+//!   deep. What cannot be read so (a file that is no regular file, too large or unreadable,
+//!   a line git cannot parse, an include path that cannot be located) is a refusal too.
 //! - The session remembers where it came from in an [`ActiveWorktree`] kept in the context's
 //!   app state (shared by every clone of the session's context; see [`active_worktree`]),
 //!   so [`ExitWorktree`] can go back. One worktree session at a time: entering a second one
@@ -25,6 +40,9 @@
 //!   are not on the branch the session came from, unless `discard_changes` is true; then it
 //!   runs `git worktree remove --force` and deletes the branch. It removes only a worktree
 //!   that EnterWorktree created in this session: one entered by `path` can only be kept.
+//!   A filter driver in the configuration refuses `remove` (without `discard_changes`, as
+//!   `git status` would run it): the message says to leave with `keep` and remove the
+//!   worktree with git.
 //!
 //! # Permissions
 //!
@@ -40,13 +58,18 @@
 //! `.claude/worktrees/` always asks (its own check answers a safety-check ask, which no allow
 //! rule or "don't ask again" settles; only `bypassPermissions` skips it), as Claude Code
 //! does: the session's reads, writes and commands would move somewhere no rule was written
-//! for.
+//! for. The call resolves the path again and refuses when it now leads elsewhere than the
+//! permission check found, or to the other side of `.claude/worktrees/` (a link swapped
+//! in between).
 //!
 //! The `/.claude/worktrees/` line is added to `info/exclude` before the checkout is made,
 //! and never through a link: when `info` or `info/exclude` is a symbolic link, or the file
-//! is no regular file with one link, it is left as it is.
+//! is no regular file with one link, it is left as it is. The whole file (up to 16 MiB) is
+//! searched for the line, and a line break is added first when the file's last byte is
+//! none.
 
 use std::borrow::Cow;
+use std::ffi::OsStr;
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -209,12 +232,22 @@ const SAFE_CONFIG: [&str; 4] = [
 #[derive(Debug)]
 struct GitRun {
     success: bool,
-    stdout: String,
+    /// Standard output as git wrote it (paths in it may be any bytes).
+    stdout: Vec<u8>,
     stderr: String,
 }
 
-/// Runs `git args...` in `dir`. Errors only when git cannot be started.
-async fn run_git(dir: &Path, args: &[&str]) -> Result<GitRun, ToolError> {
+/// `args` as the messages show them.
+fn shown_args<S: AsRef<OsStr>>(args: &[S]) -> String {
+    args.iter()
+        .map(|a| a.as_ref().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Runs `git args...` in `dir`. Errors only when git cannot be started. The arguments are
+/// passed as they are (a path need not be UTF-8).
+async fn run_git<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Result<GitRun, ToolError> {
     let mut command = Command::new("git");
     // The repository's own hooks (`post-checkout`) and `core.fsmonitor` never run: they
     // are the repository's code, which no one approved. Filter drivers cannot be turned off
@@ -231,31 +264,48 @@ async fn run_git(dir: &Path, args: &[&str]) -> Result<GitRun, ToolError> {
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .output()
-        .await
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound && dir.is_dir() {
-                ToolError::msg("git was not found on PATH; worktrees need git")
-            } else {
-                ToolError::msg(format!("Could not run git in {}: {e}", dir.display()))
-            }
-        })?;
+        .await;
+    let out = match out {
+        Ok(out) => out,
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                && tokio::fs::metadata(dir).await.is_ok_and(|m| m.is_dir()) =>
+        {
+            return Err(ToolError::msg(
+                "git was not found on PATH; worktrees need git",
+            ));
+        }
+        Err(e) => {
+            return Err(ToolError::msg(format!(
+                "Could not run git in {}: {e}",
+                dir.display()
+            )));
+        }
+    };
     Ok(GitRun {
         success: out.status.success(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stdout: out.stdout,
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     })
 }
 
 /// Runs `git args...` in `dir`; returns its standard output, or an error that names the
 /// command and quotes git's message.
-async fn git(dir: &Path, args: &[&str]) -> Result<String, ToolError> {
+async fn git<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Result<String, ToolError> {
+    git_bytes(dir, args)
+        .await
+        .map(|out| String::from_utf8_lossy(&out).into_owned())
+}
+
+/// [`git`], the output as git wrote it.
+async fn git_bytes<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Result<Vec<u8>, ToolError> {
     let run = run_git(dir, args).await?;
     if run.success {
         Ok(run.stdout)
     } else {
         Err(ToolError::msg(format!(
             "`git {}` failed in {}: {}",
-            args.join(" "),
+            shown_args(args),
             dir.display(),
             run.stderr.trim()
         )))
@@ -263,9 +313,82 @@ async fn git(dir: &Path, args: &[&str]) -> Result<String, ToolError> {
 }
 
 /// Like [`git`], but `None` when git exits non-zero (a question answered "no").
-async fn git_maybe(dir: &Path, args: &[&str]) -> Result<Option<String>, ToolError> {
+async fn git_maybe<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Result<Option<String>, ToolError> {
     let run = run_git(dir, args).await?;
-    Ok(run.success.then_some(run.stdout))
+    Ok(run
+        .success
+        .then(|| String::from_utf8_lossy(&run.stdout).into_owned()))
+}
+
+/// Runs blocking file system work (which may wait on a hung mount) off the runtime's
+/// workers.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ToolError::msg(format!("A file system check did not finish: {e}")))
+}
+
+/// [`canonical`] off the runtime's workers.
+async fn canonical_off(path: &Path) -> Result<PathBuf, ToolError> {
+    let path = path.to_path_buf();
+    blocking(move || canonical(&path)).await
+}
+
+/// The bytes of the small regular file at `path`: `None` when it does not exist (or a
+/// component of its directory is no directory). Opened without waiting (`O_NONBLOCK`: a
+/// FIFO swapped in is refused, never read), without following a link at its last
+/// component when `follow` is false; an error (in words) when it is no regular file, is
+/// larger than `max` bytes or cannot be read.
+fn read_small_file(path: &Path, max: u64, follow: bool) -> Result<Option<Vec<u8>>, String> {
+    use nix::fcntl::OFlag;
+    use std::io::Read as _;
+    let mut flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC | OFlag::O_NOCTTY;
+    if !follow {
+        flags |= OFlag::O_NOFOLLOW;
+    }
+    let fd = match nix::fcntl::open(path, flags, nix::sys::stat::Mode::empty()) {
+        Ok(fd) => fd,
+        Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => return Ok(None),
+        Err(nix::errno::Errno::ELOOP) if !follow => {
+            return Err(format!("{} is a symbolic link", path.display()));
+        }
+        Err(e) => return Err(format!("{} cannot be read ({e})", path.display())),
+    };
+    let file = std::fs::File::from(fd);
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("{} cannot be read ({e})", path.display()))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{} cannot be read (it is no regular file)",
+            path.display()
+        ));
+    }
+    if meta.len() > max {
+        return Err(format!(
+            "{} is larger than {max} bytes, more than is read here",
+            path.display()
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{} cannot be read ({e})", path.display()))?;
+    if bytes.len() as u64 > max {
+        return Err(format!(
+            "{} is larger than {max} bytes, more than is read here",
+            path.display()
+        ));
+    }
+    Ok(Some(bytes))
+}
+
+/// The path git printed on one line of its output, relative to `dir` unless absolute.
+fn printed_path(dir: &Path, line: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt as _;
+    dir.join(OsStr::from_bytes(line))
 }
 
 /// The line that keeps new worktrees out of the main checkout's `git status` and `git add
@@ -274,9 +397,11 @@ const EXCLUDE_LINE: &str = "/.claude/worktrees/";
 
 /// The repository's common git directory (shared by all its worktrees), canonical.
 async fn common_dir(cwd: &Path) -> Result<PathBuf, ToolError> {
-    let common = git(cwd, &["rev-parse", "--git-common-dir"]).await?;
-    // Relative to `cwd` when git prints it so (older gits have no `--path-format`).
-    Ok(canonical(&cwd.join(common.trim())))
+    let out = git_bytes(cwd, &["rev-parse", "--git-common-dir"]).await?;
+    // Relative to `cwd` when git prints it so (older gits have no `--path-format`); the
+    // bytes as git wrote them (a path need not be UTF-8).
+    let line = out.strip_suffix(b"\n").unwrap_or(&out);
+    canonical_off(&printed_path(cwd, line)).await
 }
 
 /// Adds [`EXCLUDE_LINE`] to the repository's `info/exclude` (shared by its worktrees, never
@@ -340,8 +465,11 @@ fn append_exclude_line(info: &Path) -> std::io::Result<()> {
             )));
         }
     }
+    // The whole file is searched for the line (up to [`MAX_EXCLUDE_SCAN`] bytes: past that a
+    // second line does no harm), and the line break is decided by the file's last byte.
+    let size = meta.len();
     let mut existing = Vec::new();
-    (&file).take(1 << 20).read_to_end(&mut existing)?;
+    (&file).take(MAX_EXCLUDE_SCAN).read_to_end(&mut existing)?;
     let text = String::from_utf8_lossy(&existing);
     if text.lines().any(|l| {
         let l = l.trim();
@@ -350,52 +478,535 @@ fn append_exclude_line(info: &Path) -> std::io::Result<()> {
         return Ok(());
     }
     let mut line = Vec::new();
-    if !existing.is_empty() && !existing.ends_with(b"\n") {
-        line.push(b'\n');
+    if size > 0 {
+        use std::os::unix::fs::FileExt as _;
+        let mut last = [0u8; 1];
+        file.read_exact_at(&mut last, size - 1)?;
+        if last[0] != b'\n' {
+            line.push(b'\n');
+        }
     }
     line.extend_from_slice(EXCLUDE_LINE.as_bytes());
     line.push(b'\n');
     file.write_all(&line)
 }
 
-/// Refuses when the repository's own configuration (its `config`, what that includes, and
-/// `config.worktree`; not the user's) names a filter driver's program
-/// (`filter.<driver>.smudge`, `.clean` or `.process`): git would run it on checkout and
-/// status, and unlike hooks it cannot be turned off for one command.
-async fn refuse_filter_drivers(common: &Path) -> Result<(), ToolError> {
-    for file in ["config", "config.worktree"] {
-        let path = common.join(file);
-        if path.symlink_metadata().is_err() {
-            continue;
-        }
-        let path_arg = path.display().to_string();
-        let Some(found) = git_maybe(
-            common,
-            &[
-                "config",
-                "--file",
-                &path_arg,
-                "--includes",
-                "--name-only",
-                "--get-regexp",
-                r"^filter\..*\.(smudge|clean|process)$",
-            ],
-        )
+/// How much of `info/exclude` is searched for [`EXCLUDE_LINE`].
+const MAX_EXCLUDE_SCAN: u64 = 16 << 20;
+
+/// What a filter-driver refusal is about: creating a worktree (`git worktree add` checks
+/// files out) or removing one (`git status` looks at its files first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FilterCheck {
+    /// EnterWorktree creating a worktree.
+    Create,
+    /// ExitWorktree's `remove` of the worktree.
+    Remove,
+}
+
+/// Refuses when the repository's own configuration, as git run in `dir` would read it,
+/// names a filter driver's program (`filter.<driver>.smudge`, `.clean` or `.process`): git
+/// would run it on checkout and status, and unlike hooks it cannot be turned off for one
+/// command. Not the user's own files: the repository's `config`, `config.worktree` (the
+/// common one, and the one of `dir`'s own git directory, which git reads with
+/// `extensions.worktreeConfig`; read whatever that says), and every file they include
+/// (`include.path`, and `includeIf.<condition>.path` whatever the condition: a condition is
+/// judged by where git runs, `gitdir:` and `onbranch:` of the new worktree, not of this
+/// check), at most [`MAX_INCLUDE_DEPTH`] deep, [`MAX_CONFIG_FILES`] files in all, each of
+/// at most [`MAX_CONFIG_BYTES`]. Whatever cannot be read as git reads it (a file that is no
+/// regular file, too large or unreadable, a line git cannot parse, an include path that
+/// cannot be located) is a refusal too; a missing file is none, as for git.
+async fn refuse_filter_drivers(dir: &Path, check: FilterCheck) -> Result<(), ToolError> {
+    let out = git_bytes(dir, &["rev-parse", "--git-dir", "--git-common-dir"]).await?;
+    let lines: Vec<&[u8]> = out
+        .strip_suffix(b"\n")
+        .unwrap_or(&out)
+        .split(|&b| b == b'\n')
+        .collect();
+    let [git_dir, common] = lines[..] else {
+        return Err(filter_check_failed(
+            check,
+            &format!(
+                "`git rev-parse --git-dir --git-common-dir` printed {} lines in {}, not 2",
+                lines.len(),
+                dir.display()
+            ),
+        ));
+    };
+    let (git_dir, common) = (printed_path(dir, git_dir), printed_path(dir, common));
+    let mut files = vec![common.join("config"), common.join("config.worktree")];
+    let own = git_dir.join("config.worktree");
+    if !files.contains(&own) {
+        files.push(own);
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let found = blocking(move || filter_driver_in(&files, home.as_deref()))
         .await?
-        else {
-            continue;
-        };
-        if let Some(key) = found.lines().map(str::trim).find(|l| !l.is_empty()) {
-            return Err(ToolError::msg(format!(
-                "The repository's own configuration ({}) names a filter driver's program \
-                 (`{key}`), which git would run on checkout. Worktree tools do not run \
-                 programs a repository configures; remove the setting, or create the \
-                 worktree yourself with git.",
-                path.display()
-            )));
+        .map_err(|why| filter_check_failed(check, &why))?;
+    let Some(found) = found else {
+        return Ok(());
+    };
+    let file = match &found.included_from {
+        Some(top) => format!(
+            "{}, which the repository's {} includes",
+            found.file.display(),
+            top.display()
+        ),
+        None => found.file.display().to_string(),
+    };
+    Err(ToolError::msg(match check {
+        FilterCheck::Create => format!(
+            "The repository's own configuration ({file}) names a filter driver's program \
+             (`{key}`), which git would run on checkout. Worktree tools do not run \
+             programs a repository configures; remove the setting, or create the \
+             worktree yourself with git.",
+            key = found.key
+        ),
+        FilterCheck::Remove => format!(
+            "Not removed: the repository's own configuration ({file}) names a filter \
+             driver's program (`{key}`), which `git status` would run on the worktree's \
+             files to see whether they changed. ExitWorktree does not run programs a \
+             repository configures: leave with action \"keep\" and remove the worktree \
+             with git yourself (`git worktree remove {}`).",
+            dir.display(),
+            key = found.key
+        ),
+    }))
+}
+
+/// The refusal when the configuration could not be checked for filter drivers (`why`).
+fn filter_check_failed(check: FilterCheck, why: &str) -> ToolError {
+    ToolError::msg(match check {
+        FilterCheck::Create => format!(
+            "The repository's configuration could not be checked for filter drivers \
+             (programs git would run on checkout): {why}. No worktree was created; fix \
+             that, or create the worktree yourself with git."
+        ),
+        FilterCheck::Remove => format!(
+            "Not removed: the repository's configuration could not be checked for filter \
+             drivers (programs `git status` would run): {why}. Leave with action \"keep\" \
+             and remove the worktree with git yourself."
+        ),
+    })
+}
+
+/// The deepest include git follows (git's own limit).
+const MAX_INCLUDE_DEPTH: usize = 10;
+/// The most configuration files one check reads, includes counted.
+const MAX_CONFIG_FILES: usize = 256;
+/// The largest configuration file read.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// A filter driver's program found in the configuration.
+#[derive(Debug, PartialEq, Eq)]
+struct FoundFilter {
+    /// The key as git names it (`filter.x.smudge`).
+    key: String,
+    /// The file that sets it.
+    file: PathBuf,
+    /// The repository's own file that (through others, maybe) includes it, if it is not
+    /// that file itself.
+    included_from: Option<PathBuf>,
+}
+
+/// The first filter driver's program the configuration files `files` (each missing one is
+/// none) and what they include set (see [`refuse_filter_drivers`]); an error in words when
+/// they cannot be read as git reads them. `home` locates `~/` in an include path.
+fn filter_driver_in(files: &[PathBuf], home: Option<&Path>) -> Result<Option<FoundFilter>, String> {
+    let mut read = 0;
+    for top in files {
+        if let Some(mut found) = filter_in_file(top, 0, home, &mut read)? {
+            if found.file != *top {
+                found.included_from = Some(top.clone());
+            }
+            return Ok(Some(found));
         }
     }
-    Ok(())
+    Ok(None)
+}
+
+/// [`filter_driver_in`] for one file, `depth` includes down; `read` counts the files read.
+fn filter_in_file(
+    file: &Path,
+    depth: usize,
+    home: Option<&Path>,
+    read: &mut usize,
+) -> Result<Option<FoundFilter>, String> {
+    *read += 1;
+    if *read > MAX_CONFIG_FILES {
+        return Err(format!(
+            "it takes more than {MAX_CONFIG_FILES} files to read with what they include"
+        ));
+    }
+    let Some(bytes) = read_small_file(file, MAX_CONFIG_BYTES, true)? else {
+        // As git: a configuration file or an included one that does not exist is none.
+        return Ok(None);
+    };
+    let entries = parse_config(&bytes).map_err(|line| {
+        format!(
+            "{} cannot be parsed as git configuration (line {line})",
+            file.display()
+        )
+    })?;
+    for entry in entries {
+        if entry.is_filter_program() {
+            return Ok(Some(FoundFilter {
+                key: entry.name(),
+                file: file.to_path_buf(),
+                included_from: None,
+            }));
+        }
+        if !entry.is_include() {
+            continue;
+        }
+        let Some(value) = entry.value.as_deref() else {
+            return Err(format!(
+                "{} sets {} without a value",
+                file.display(),
+                entry.name()
+            ));
+        };
+        if depth + 1 > MAX_INCLUDE_DEPTH {
+            return Err(format!(
+                "{} includes files nested deeper than git's {MAX_INCLUDE_DEPTH} levels",
+                file.display()
+            ));
+        }
+        let included = include_path(value, file, home)?;
+        if let Some(found) = filter_in_file(&included, depth + 1, home, read)? {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
+}
+
+/// Where an include path (`value`, as git's `interpolate_path` reads it) in `file` leads:
+/// `~/` from `home`, `~user/` from that user's home, an absolute path as it is, a relative
+/// one from the directory of `file` (as git opened it). `%(prefix)/` (git's own
+/// installation) cannot be located here: an error.
+fn include_path(value: &[u8], file: &Path, home: Option<&Path>) -> Result<PathBuf, String> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let shown = || String::from_utf8_lossy(value).into_owned();
+    let cannot = |why: &str| {
+        format!(
+            "{} includes {}, which cannot be located here ({why})",
+            file.display(),
+            shown()
+        )
+    };
+    if value.is_empty() {
+        return Err(cannot("an empty path"));
+    }
+    if let Some(rest) = value.strip_prefix(b"~") {
+        let (user, rest) = match rest.iter().position(|&b| b == b'/') {
+            Some(at) => (&rest[..at], &rest[at + 1..]),
+            None => (rest, &b""[..]),
+        };
+        let home_dir = if user.is_empty() {
+            home.map(Path::to_path_buf)
+                .ok_or_else(|| cannot("the home directory is not known"))?
+        } else {
+            let name = std::str::from_utf8(user).map_err(|_| cannot("no such user"))?;
+            nix::unistd::User::from_name(name)
+                .map_err(|e| cannot(&format!("the user cannot be looked up: {e}")))?
+                .ok_or_else(|| cannot("no such user"))?
+                .dir
+        };
+        return Ok(home_dir.join(OsStr::from_bytes(rest)));
+    }
+    if value.starts_with(b"%(") {
+        return Err(cannot("a path relative to git's installation"));
+    }
+    Ok(file
+        .parent()
+        .unwrap_or(Path::new("/"))
+        .join(OsStr::from_bytes(value)))
+}
+
+/// One variable of a configuration file.
+#[derive(Debug, PartialEq, Eq)]
+struct ConfigEntry {
+    /// Lower-case.
+    section: String,
+    /// As written (case kept); lower-case in the old `[section.sub]` form.
+    subsection: Option<Vec<u8>>,
+    /// Lower-case.
+    key: String,
+    /// `None` for a key without `=` (a boolean true).
+    value: Option<Vec<u8>>,
+}
+
+impl ConfigEntry {
+    /// The name git shows: `section.subsection.key`.
+    fn name(&self) -> String {
+        match &self.subsection {
+            Some(sub) => format!(
+                "{}.{}.{}",
+                self.section,
+                String::from_utf8_lossy(sub),
+                self.key
+            ),
+            None => format!("{}.{}", self.section, self.key),
+        }
+    }
+
+    /// `filter.<driver>.smudge`, `.clean` or `.process`.
+    fn is_filter_program(&self) -> bool {
+        self.section == "filter"
+            && self.subsection.is_some()
+            && matches!(self.key.as_str(), "smudge" | "clean" | "process")
+    }
+
+    /// `include.path` or `includeIf.<condition>.path`.
+    fn is_include(&self) -> bool {
+        self.key == "path"
+            && ((self.section == "include" && self.subsection.is_none())
+                || (self.section == "includeif" && self.subsection.is_some()))
+    }
+}
+
+/// Parses a configuration file as git does (`git_parse_source` in git's `config.c`):
+/// `[section]`, `[section "subsection"]` (a backslash escapes the next character) and the
+/// old `[section.subsection]` (lower-cased), a key on the header's line, `key = value` or a
+/// lone `key`, values with quotes, the escapes `\n \t \b \\ \"`, a backslash before the line
+/// end continuing it, `#` and `;` comments outside quotes, CRLF line ends and a UTF-8
+/// byte-order mark. `Err` with the line where git's reading would fail.
+fn parse_config(bytes: &[u8]) -> Result<Vec<ConfigEntry>, usize> {
+    let mut p = ConfigParser {
+        bytes,
+        at: 0,
+        line: 1,
+        eof: false,
+    };
+    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        p.at = 3;
+    }
+    let mut out = Vec::new();
+    let mut section: Option<(String, Option<Vec<u8>>)> = None;
+    let mut comment = false;
+    loop {
+        let c = p.next();
+        if c == b'\n' {
+            if p.eof {
+                return Ok(out);
+            }
+            comment = false;
+            continue;
+        }
+        if comment || is_config_space(c) {
+            continue;
+        }
+        if c == b'#' || c == b';' {
+            comment = true;
+            continue;
+        }
+        if c == b'[' {
+            section = Some(p.header().ok_or(p.line)?);
+            continue;
+        }
+        if !c.is_ascii_alphabetic() {
+            return Err(p.line);
+        }
+        let line = p.line;
+        let (key, value) = p.key_value(c).ok_or(p.line)?;
+        // A key before any section is no variable git accepts.
+        let Some((name, sub)) = &section else {
+            return Err(line);
+        };
+        out.push(ConfigEntry {
+            section: name.clone(),
+            subsection: sub.clone(),
+            key,
+            value,
+        });
+    }
+}
+
+/// git's `isspace`: space, tab, line feed, carriage return.
+fn is_config_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// git's `iskeychar`.
+fn is_key_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'-'
+}
+
+struct ConfigParser<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    line: usize,
+    eof: bool,
+}
+
+impl ConfigParser<'_> {
+    /// The next character, a CRLF read as `\n`, the end as `\n` (with `eof` set).
+    fn next(&mut self) -> u8 {
+        let Some(&c) = self.bytes.get(self.at) else {
+            self.eof = true;
+            return b'\n';
+        };
+        self.at += 1;
+        if c == b'\r' && self.bytes.get(self.at) == Some(&b'\n') {
+            self.at += 1;
+            self.line += 1;
+            return b'\n';
+        }
+        if c == b'\n' {
+            self.line += 1;
+        }
+        c
+    }
+
+    /// A section header after its `[`: the section (lower-case) and subsection.
+    fn header(&mut self) -> Option<(String, Option<Vec<u8>>)> {
+        let mut name = Vec::new();
+        loop {
+            let c = self.next();
+            if self.eof {
+                return None;
+            }
+            if c == b']' {
+                break;
+            }
+            if is_config_space(c) {
+                // `[section "subsection"]`.
+                let mut c = c;
+                while is_config_space(c) {
+                    if c == b'\n' {
+                        return None;
+                    }
+                    c = self.next();
+                }
+                if c != b'"' {
+                    return None;
+                }
+                let mut sub = Vec::new();
+                loop {
+                    let mut c = self.next();
+                    if c == b'\n' {
+                        return None;
+                    }
+                    if c == b'"' {
+                        break;
+                    }
+                    if c == b'\\' {
+                        c = self.next();
+                        if c == b'\n' {
+                            return None;
+                        }
+                    }
+                    sub.push(c);
+                }
+                if self.next() != b']' {
+                    return None;
+                }
+                // git names it `section.subsection`, the section itself possibly dotted
+                // (`[a.b "c"]`); lookups split at the first dot.
+                let mut full = name;
+                full.push(b'.');
+                full.extend_from_slice(&sub);
+                return Some(split_section(&full));
+            }
+            if !is_key_char(c) && c != b'.' {
+                return None;
+            }
+            name.push(c.to_ascii_lowercase());
+        }
+        if name.is_empty() {
+            return None;
+        }
+        Some(split_section(&name))
+    }
+
+    /// A variable from its first character on: its key (lower-case) and value (`None`
+    /// without `=`).
+    fn key_value(&mut self, first: u8) -> Option<(String, Option<Vec<u8>>)> {
+        let mut key = String::from(char::from(first.to_ascii_lowercase()));
+        let mut c;
+        loop {
+            c = self.next();
+            if self.eof || !is_key_char(c) {
+                break;
+            }
+            key.push(char::from(c.to_ascii_lowercase()));
+        }
+        while c == b' ' || c == b'\t' {
+            c = self.next();
+        }
+        if c == b'\n' {
+            return Some((key, None));
+        }
+        if c != b'=' {
+            return None;
+        }
+        Some((key, Some(self.value()?)))
+    }
+
+    /// A value after its `=`, to the end of its (last continued) line (`parse_value`).
+    fn value(&mut self) -> Option<Vec<u8>> {
+        let mut value = Vec::new();
+        let mut quote = false;
+        let mut comment = false;
+        // Where trailing whitespace outside quotes started (`None`: none pending).
+        let mut trim_at: Option<usize> = None;
+        loop {
+            let c = self.next();
+            if c == b'\n' {
+                if quote {
+                    return None;
+                }
+                if let Some(at) = trim_at {
+                    value.truncate(at);
+                }
+                return Some(value);
+            }
+            if comment {
+                continue;
+            }
+            if is_config_space(c) && !quote {
+                if !value.is_empty() {
+                    trim_at.get_or_insert(value.len());
+                    value.push(c);
+                }
+                continue;
+            }
+            if !quote && (c == b';' || c == b'#') {
+                comment = true;
+                continue;
+            }
+            trim_at = None;
+            if c == b'\\' {
+                let escaped = match self.next() {
+                    // A continued line (also at the end of the file).
+                    b'\n' => continue,
+                    b't' => b'\t',
+                    b'b' => 0x08,
+                    b'n' => b'\n',
+                    c @ (b'\\' | b'"') => c,
+                    _ => return None,
+                };
+                value.push(escaped);
+                continue;
+            }
+            if c == b'"' {
+                quote = !quote;
+                continue;
+            }
+            value.push(c);
+        }
+    }
+}
+
+/// `section.sub`'s section (before the first dot, lower-case) and subsection (the rest).
+fn split_section(full: &[u8]) -> (String, Option<Vec<u8>>) {
+    match full.iter().position(|&b| b == b'.') {
+        Some(at) => (
+            String::from_utf8_lossy(&full[..at]).into_owned(),
+            Some(full[at + 1..].to_vec()),
+        ),
+        None => (String::from_utf8_lossy(full).into_owned(), None),
+    }
 }
 
 /// Refuses when `<main_root>/.claude` or `<main_root>/.claude/worktrees` is a symbolic link,
@@ -445,7 +1056,9 @@ fn check_worktrees_dir(main_root: &Path) -> Result<(), ToolError> {
 /// common git directory is `common` (canonical): its `.git` is a gitfile naming
 /// `<common>/worktrees/<id>`, and that entry's `gitdir` names this `.git` back. A
 /// `.git/worktrees/*/gitdir` entry naming a directory that is no such worktree (git calls
-/// it prunable) does not count.
+/// it prunable) does not count. Both files are read without waiting and without following
+/// a link ([`read_small_file`]): a FIFO or a link swapped in is refused. Blocking: call it
+/// off the runtime's workers.
 fn check_registered(wanted: &Path, common: &Path) -> Result<(), String> {
     let gitfile = wanted.join(".git");
     let not = |why: String| {
@@ -455,17 +1068,16 @@ fn check_registered(wanted: &Path, common: &Path) -> Result<(), String> {
             common.display()
         )
     };
-    match gitfile.symlink_metadata() {
-        Ok(meta) if meta.is_file() && meta.len() <= 4096 => {}
-        Ok(_) => return Err(not(format!("{} is not a gitfile", gitfile.display()))),
-        Err(e) => return Err(not(format!("{}: {e}", gitfile.display()))),
-    }
-    let text = std::fs::read_to_string(&gitfile)
-        .map_err(|e| not(format!("{}: {e}", gitfile.display())))?;
-    let Some(target) = text.trim_end().strip_prefix("gitdir: ") else {
-        return Err(not(format!("{} is not a gitfile", gitfile.display())));
+    let not_gitfile = |why: String| not(format!("{} is not a gitfile ({why})", gitfile.display()));
+    let text = match read_small_file(&gitfile, 4096, false) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Err(not(format!("{} does not exist", gitfile.display()))),
+        Err(why) => return Err(not_gitfile(why)),
     };
-    let admin = canonical(&wanted.join(target));
+    let Some(target) = text.trim_ascii_end().strip_prefix(b"gitdir: ") else {
+        return Err(not_gitfile("it does not start with `gitdir: `".to_owned()));
+    };
+    let admin = canonical(&printed_path(wanted, target));
     if admin.parent() != Some(common.join("worktrees").as_path()) {
         return Err(not(format!(
             "its .git points at {}, not at an entry of {}",
@@ -474,9 +1086,12 @@ fn check_registered(wanted: &Path, common: &Path) -> Result<(), String> {
         )));
     }
     let back_file = admin.join("gitdir");
-    let back = std::fs::read_to_string(&back_file)
-        .map_err(|e| not(format!("{}: {e}", back_file.display())))?;
-    if canonical(&admin.join(back.trim_end())) != gitfile {
+    let back = match read_small_file(&back_file, 4096, false) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Err(not(format!("{} does not exist", back_file.display()))),
+        Err(why) => return Err(not(why)),
+    };
+    if canonical(&printed_path(&admin, back.trim_ascii_end())) != gitfile {
         return Err(not(format!(
             "{} does not point back at {}",
             back_file.display(),
@@ -496,19 +1111,22 @@ struct ListedWorktree {
     prunable: bool,
 }
 
-fn parse_worktree_list(text: &str) -> Vec<ListedWorktree> {
+/// Reads `git worktree list --porcelain` as git wrote it: a path need not be UTF-8.
+fn parse_worktree_list(text: &[u8]) -> Vec<ListedWorktree> {
+    use std::os::unix::ffi::OsStrExt as _;
     let mut list = Vec::new();
     let mut current: Option<ListedWorktree> = None;
-    for line in text.lines() {
-        if let Some(path) = line.strip_prefix("worktree ") {
+    for line in text.split(|&b| b == b'\n') {
+        if let Some(path) = line.strip_prefix(b"worktree ") {
             if let Some(done) = current.take() {
                 list.push(done);
             }
             current = Some(ListedWorktree {
-                path: PathBuf::from(path),
+                path: PathBuf::from(OsStr::from_bytes(path)),
                 ..ListedWorktree::default()
             });
         } else if let Some(entry) = current.as_mut() {
+            let line = String::from_utf8_lossy(line);
             if let Some(head) = line.strip_prefix("HEAD ") {
                 entry.head = Some(head.to_owned());
             } else if let Some(branch) = line.strip_prefix("branch ") {
@@ -529,6 +1147,8 @@ fn parse_worktree_list(text: &str) -> Vec<ListedWorktree> {
     list
 }
 
+/// `path` with its links resolved, or as it is when that fails. Blocking: in async code,
+/// [`canonical_off`].
 fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
@@ -545,7 +1165,7 @@ async fn repository(cwd: &Path) -> Result<Vec<ListedWorktree>, ToolError> {
             cwd.display()
         )));
     }
-    let list = parse_worktree_list(&git(cwd, &["worktree", "list", "--porcelain"]).await?);
+    let list = parse_worktree_list(&git_bytes(cwd, &["worktree", "list", "--porcelain"]).await?);
     match list.first() {
         None => Err(ToolError::msg(format!(
             "`git worktree list` printed no worktree for {}",
@@ -639,6 +1259,73 @@ fn already_active(active: &ActiveWorktree) -> ToolError {
     ))
 }
 
+/// Where `raw` (EnterWorktree's `path`) leads, canonical, and whether that is inside the
+/// repository's `.claude/worktrees/` (which must be a real directory of the repository):
+/// what EnterWorktree's permission check decides by, and its call checks again. Outside
+/// when the repository or the path cannot be read.
+async fn judge_path(ctx: &ToolUseContext, raw: &str) -> (PathBuf, bool) {
+    let resolved = ctx.resolve_path(raw);
+    let wanted = canonical_off(&resolved).await.unwrap_or(resolved);
+    let inside = match repository(ctx.cwd()).await {
+        Ok(list) => {
+            let (root, target) = (list[0].path.clone(), wanted.clone());
+            blocking(move || {
+                let root = canonical(&root);
+                let dir = root.join(WORKTREES_DIR);
+                check_worktrees_dir(&root).is_ok() && target.starts_with(&dir) && target != dir
+            })
+            .await
+            .unwrap_or(false)
+        }
+        Err(_) => false,
+    };
+    (wanted, inside)
+}
+
+/// What EnterWorktree's permission check decided a `path` by ([`judge_path`]), kept in
+/// the context's app state until the call: the call refuses when the path now leads
+/// elsewhere, or to the other side of `.claude/worktrees/` (a link on the way swapped in
+/// between). Keyed by the call's tool-use id, working directory and `path` as given.
+#[derive(Debug, Default)]
+struct EnterJudgements {
+    seen: Vec<(JudgementKey, PathBuf, bool)>,
+}
+
+/// The key of one [`EnterJudgements`] entry.
+type JudgementKey = (Option<String>, PathBuf, String);
+
+/// The most judgements kept: the oldest go first (a permission check whose call never came).
+const MAX_JUDGEMENTS: usize = 32;
+
+fn judgement_key(ctx: &ToolUseContext, raw: &str) -> JudgementKey {
+    (
+        ctx.tool_use_id().map(str::to_owned),
+        ctx.cwd().to_path_buf(),
+        raw.to_owned(),
+    )
+}
+
+fn remember_judgement(ctx: &ToolUseContext, raw: &str, wanted: &Path, inside: bool) {
+    let key = judgement_key(ctx, raw);
+    ctx.app_state().update::<EnterJudgements, _>(|j| {
+        j.seen.retain(|(k, _, _)| *k != key);
+        if j.seen.len() >= MAX_JUDGEMENTS {
+            j.seen.remove(0);
+        }
+        j.seen.push((key, wanted.to_path_buf(), inside));
+    });
+}
+
+/// The judgement the permission check made for this call's `raw`, taken out.
+fn take_judgement(ctx: &ToolUseContext, raw: &str) -> Option<(PathBuf, bool)> {
+    let key = judgement_key(ctx, raw);
+    ctx.app_state().update::<EnterJudgements, _>(|j| {
+        let at = j.seen.iter().position(|(k, _, _)| *k == key)?;
+        let (_, wanted, inside) = j.seen.remove(at);
+        Some((wanted, inside))
+    })
+}
+
 // ----- EnterWorktree -----
 
 #[async_trait]
@@ -704,16 +1391,8 @@ impl TypedTool for EnterWorktree {
         {
             return tool_core::PermissionResult::passthrough();
         }
-        let wanted = canonical(&ctx.resolve_path(raw));
-        let inside = match repository(ctx.cwd()).await {
-            Ok(list) => {
-                let root = canonical(&list[0].path);
-                check_worktrees_dir(&root).is_ok()
-                    && wanted.starts_with(root.join(WORKTREES_DIR))
-                    && wanted != root.join(WORKTREES_DIR)
-            }
-            Err(_) => false,
-        };
+        let (wanted, inside) = judge_path(ctx, raw).await;
+        remember_judgement(ctx, raw, &wanted, inside);
         if inside {
             return tool_core::PermissionResult::passthrough();
         }
@@ -745,7 +1424,7 @@ impl TypedTool for EnterWorktree {
         }
         let cwd = ctx.cwd().to_path_buf();
         let list = repository(&cwd).await?;
-        let main_root = canonical(&list[0].path);
+        let main_root = canonical_off(&list[0].path).await?;
         let original_head = git(&cwd, &["rev-parse", "HEAD"])
             .await
             .map_err(|e| {
@@ -782,6 +1461,10 @@ impl TypedTool for EnterWorktree {
 }
 
 /// Creates the worktree `name` (or a generated one) from the HEAD of the context's cwd.
+/// What it makes it claims first, so that a failure removes only what this call made: the
+/// branch (`git branch`, which refuses one that exists, atomically: of two sessions
+/// creating the same name at once, one goes on), then the directory (made here, never one
+/// that exists), then `git worktree add <dir> <branch>` checks the branch out there.
 async fn create(
     ctx: &ToolUseContext,
     name: Option<String>,
@@ -790,61 +1473,101 @@ async fn create(
     original_branch: Option<String>,
 ) -> Result<(ActiveWorktree, String), ToolError> {
     let cwd = ctx.cwd();
-    check_worktrees_dir(&main_root)?;
+    let root = main_root.clone();
+    blocking(move || check_worktrees_dir(&root)).await??;
     let common = common_dir(cwd).await?;
-    refuse_filter_drivers(&common).await?;
+    refuse_filter_drivers(cwd, FilterCheck::Create).await?;
     let given = name.is_some();
     let mut attempts = 0;
-    let (name, dir, branch) = loop {
+    let (dir, branch) = loop {
+        attempts += 1;
+        // A generated name taken by now is replaced by another; a given one is refused.
+        let retry = !given && attempts < 5;
         let name = name.clone().unwrap_or_else(generated_name);
         check_name(&name).map_err(ToolError::msg)?;
-        let dir = main_root.join(WORKTREES_DIR).join(dir_name(&name));
+        let leaf = dir_name(&name);
+        let dir = main_root.join(WORKTREES_DIR).join(&leaf);
         // Flattened as the directory is (Claude Code's `worktreeBranchName`): `team/fix`
         // and `team` would otherwise clash as refs (`worktree-team/fix` needs
         // `worktree-team` to be a directory of refs).
-        let branch = format!("{BRANCH_PREFIX}{}", dir_name(&name));
-        let dir_taken = dir.symlink_metadata().is_ok();
-        let branch_ref = format!("refs/heads/{branch}");
-        let branch_taken = git_maybe(cwd, &["show-ref", "--verify", "--quiet", &branch_ref])
+        let branch = format!("{BRANCH_PREFIX}{leaf}");
+        if git_maybe(cwd, &["check-ref-format", "--branch", &branch])
             .await?
-            .is_some();
-        if !dir_taken && !branch_taken {
-            break (name, dir, branch);
+            .is_none()
+        {
+            return Err(ToolError::msg(format!(
+                "The worktree name {name:?} does not make a valid branch name ({branch:?})"
+            )));
         }
-        attempts += 1;
-        if given || attempts >= 5 {
-            return Err(ToolError::msg(if dir_taken {
+        let made = run_git(cwd, &["branch", &branch, &original_head]).await?;
+        if !made.success {
+            let branch_ref = format!("refs/heads/{branch}");
+            let taken = git_maybe(cwd, &["show-ref", "--verify", "--quiet", &branch_ref])
+                .await?
+                .is_some();
+            if taken && retry {
+                continue;
+            }
+            let probe = dir.clone();
+            let dir_taken = blocking(move || probe.symlink_metadata().is_ok()).await?;
+            return Err(ToolError::msg(if taken && dir_taken {
                 format!(
                     "A worktree named {name:?} already exists at {}. Choose another name, or \
-                     enter it with path.",
+                     enter it with path. Nothing was created.",
                     dir.display()
+                )
+            } else if taken {
+                format!(
+                    "The branch {branch:?} already exists, so a worktree named {name:?} cannot \
+                     be created. Choose another name. Nothing was created."
                 )
             } else {
                 format!(
-                    "The branch {branch:?} already exists, so a worktree named {name:?} cannot \
-                     be created. Choose another name."
+                    "`git branch {branch} {original_head}` failed in {}: {}. Nothing was \
+                     created.",
+                    cwd.display(),
+                    made.stderr.trim()
                 )
             }));
         }
+        let (root, leaf) = (main_root.clone(), leaf.clone());
+        let Err(e) = blocking(move || make_worktree_dir(&root, &leaf)).await? else {
+            break (dir, branch);
+        };
+        let taken = e.kind() == std::io::ErrorKind::AlreadyExists;
+        let released = release_branch(cwd, &branch, &original_head).await;
+        if taken && retry {
+            continue;
+        }
+        let what = if taken {
+            format!(
+                "A worktree named {name:?} already exists at {}. Choose another name, or \
+                 enter it with path.",
+                dir.display()
+            )
+        } else {
+            format!("Could not make the directory {}: {e}.", dir.display())
+        };
+        return Err(ToolError::msg(match released {
+            Ok(()) => format!("{what} The branch {branch} this call had made was deleted again."),
+            Err(why) => format!("{what} Left behind: the branch {branch} this call made ({why})."),
+        }));
     };
-    if git_maybe(cwd, &["check-ref-format", "--branch", &branch])
-        .await?
-        .is_none()
-    {
-        return Err(ToolError::msg(format!(
-            "The worktree name {name:?} does not make a valid branch name ({branch:?})"
-        )));
-    }
     // Before the checkout exists, so that it never shows in the main one's status.
     exclude_worktrees_dir(&common).await;
-    let dir_arg = dir.display().to_string();
-    if let Err(e) = git(cwd, &["worktree", "add", "-b", &branch, &dir_arg, "HEAD"]).await {
+    let add = [
+        OsStr::new("worktree"),
+        OsStr::new("add"),
+        dir.as_os_str(),
+        OsStr::new(&branch),
+    ];
+    if let Err(e) = git(cwd, &add).await {
         return Err(ToolError::msg(format!(
             "{e}{}",
-            clean_up_failed_add(&main_root, &dir, &branch).await
+            clean_up_failed_add(cwd, &dir, &branch, &original_head).await
         )));
     }
-    let worktree_path = canonical(&dir);
+    let worktree_path = canonical_off(&dir).await?;
     let from = original_branch.clone().unwrap_or_else(|| {
         format!(
             "detached HEAD {}",
@@ -871,32 +1594,118 @@ async fn create(
     ))
 }
 
-/// After a failed `git worktree add -b <branch> <dir>`: removes what it left (the checkout,
-/// git's record of it, the new branch); returns what the error should add about it.
-async fn clean_up_failed_add(main_root: &Path, dir: &Path, branch: &str) -> String {
-    let mut left = Vec::new();
-    if dir.symlink_metadata().is_ok() {
-        let dir_arg = dir.display().to_string();
-        if let Err(e) = git(main_root, &["worktree", "remove", "--force", &dir_arg]).await {
-            left.push(format!(
-                "the worktree at {} could not be removed ({e}); enter it with path or remove \
-                 it with `git worktree remove --force`",
-                dir.display()
-            ));
-        }
+/// Makes the directory `<main_root>/.claude/worktrees/<leaf>` (and `.claude/worktrees` when
+/// missing), each step relative to the directory handle of the one above and never through
+/// a link: an `AlreadyExists` error when it exists (whoever made it). The path git is then
+/// given must lead to the directory made here (a link swapped in on the way: refused, the
+/// directory removed again). Blocking.
+fn make_worktree_dir(main_root: &Path, leaf: &str) -> std::io::Result<()> {
+    use nix::errno::Errno;
+    use nix::fcntl::OFlag;
+    use nix::sys::stat::Mode;
+    use std::os::unix::fs::MetadataExt as _;
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let mode = Mode::from_bits_truncate(0o777);
+    let mut dir = nix::fcntl::open(main_root, flags, Mode::empty()).map_err(|e| {
+        std::io::Error::other(format!("{} cannot be opened ({e})", main_root.display()))
+    })?;
+    let mut at = main_root.to_path_buf();
+    for part in [".claude", "worktrees"] {
+        at.push(part);
+        let next = match nix::fcntl::openat(&dir, part, flags, Mode::empty()) {
+            Err(Errno::ENOENT) => match nix::sys::stat::mkdirat(&dir, part, mode) {
+                Ok(()) | Err(Errno::EEXIST) => nix::fcntl::openat(&dir, part, flags, Mode::empty()),
+                Err(e) => Err(e),
+            },
+            other => other,
+        };
+        dir = next.map_err(|e| {
+            std::io::Error::other(format!(
+                "{} is no plain directory inside the repository ({e})",
+                at.display()
+            ))
+        })?;
     }
-    let branch_ref = format!("refs/heads/{branch}");
-    if let Ok(Some(_)) =
-        git_maybe(main_root, &["show-ref", "--verify", "--quiet", &branch_ref]).await
-        && let Err(e) = git(main_root, &["branch", "-D", branch]).await
+    nix::sys::stat::mkdirat(&dir, leaf, mode).map_err(std::io::Error::from)?;
+    let made = nix::fcntl::openat(&dir, leaf, flags, Mode::empty())
+        .map(std::fs::File::from)
+        .and_then(|f| f.metadata().map_err(|_| Errno::EIO));
+    let path = at.join(leaf);
+    let seen = std::fs::symlink_metadata(&path);
+    let same = match (&made, &seen) {
+        (Ok(made), Ok(seen)) => made.dev() == seen.dev() && made.ino() == seen.ino(),
+        _ => false,
+    };
+    if !same {
+        let _ = nix::unistd::unlinkat(&dir, leaf, nix::unistd::UnlinkatFlags::RemoveDir);
+        return Err(std::io::Error::other(format!(
+            "{} does not lead to the directory made for it (a link on the way changed)",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Deletes the branch `branch` this call made at `head`, when no worktree has it checked
+/// out and it still points at `head` (`git update-ref -d` with the old value: another
+/// session's commits on it are never dropped). `Err` says why it was kept.
+async fn release_branch(cwd: &Path, branch: &str, head: &str) -> Result<(), String> {
+    let list = git_bytes(cwd, &["worktree", "list", "--porcelain"])
+        .await
+        .map_err(|e| format!("the worktrees could not be listed: {}", e.to_model_text()))?;
+    if let Some(w) = parse_worktree_list(&list)
+        .iter()
+        .find(|w| w.branch.as_deref() == Some(branch))
     {
-        left.push(format!("the branch {branch} could not be deleted ({e})"));
+        return Err(format!("it is checked out in {}", w.path.display()));
     }
-    if left.is_empty() {
-        " Nothing was left behind: the partial worktree and its branch were removed.".to_owned()
-    } else {
-        format!(" Left behind: {}.", left.join("; "))
+    git(
+        cwd,
+        &["update-ref", "-d", &format!("refs/heads/{branch}"), head],
+    )
+    .await
+    .map(drop)
+    .map_err(|e| format!("it was not deleted: {}", e.to_model_text()))
+}
+
+/// After a failed `git worktree add <dir> <branch>`, where this call made `dir` (empty) and
+/// `branch` (at `head`): removes what is left of them and returns what the error should add
+/// about it. git removes its own half-made checkout; a directory that still holds files is
+/// left for the user to look at, never removed with what is in it, and the branch is
+/// deleted only as [`release_branch`] does.
+async fn clean_up_failed_add(cwd: &Path, dir: &Path, branch: &str, head: &str) -> String {
+    let mut removed = Vec::new();
+    let mut left = Vec::new();
+    let target = dir.to_path_buf();
+    match blocking(move || std::fs::remove_dir(&target)).await {
+        Ok(Ok(())) => removed.push(format!("the empty directory {}", dir.display())),
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::DirectoryNotEmpty => left.push(format!(
+            "the directory {}, which holds files (look at them before removing it)",
+            dir.display()
+        )),
+        Ok(Err(e)) => left.push(format!("the directory {} ({e})", dir.display())),
+        Err(e) => left.push(format!(
+            "the directory {} ({})",
+            dir.display(),
+            e.to_model_text()
+        )),
     }
+    match release_branch(cwd, branch, head).await {
+        Ok(()) => removed.push(format!("the branch {branch}")),
+        Err(why) => left.push(format!("the branch {branch} ({why})")),
+    }
+    let mut text = String::new();
+    if !removed.is_empty() {
+        text.push_str(&format!(
+            " Removed what this call had made: {}.",
+            removed.join(" and ")
+        ));
+    }
+    if !left.is_empty() {
+        text.push_str(&format!(" Left behind: {}.", left.join("; ")));
+    }
+    text
 }
 
 /// Enters the existing linked worktree at `raw`, which must be listed by git for this
@@ -909,10 +1718,41 @@ async fn enter_existing(
     original_head: String,
     original_branch: Option<String>,
 ) -> Result<(ActiveWorktree, String), ToolError> {
-    let wanted = ctx.resolve_path(raw);
-    let wanted = std::fs::canonicalize(&wanted)
-        .map_err(|e| ToolError::msg(format!("Cannot enter worktree {}: {e}", wanted.display())))?;
-    let Some(index) = list.iter().position(|w| canonical(&w.path) == wanted) else {
+    let resolved = ctx.resolve_path(raw);
+    let cwd = ctx.cwd();
+    let (listed, root, here) = (
+        list.iter().map(|w| w.path.clone()).collect::<Vec<_>>(),
+        main_root.clone(),
+        cwd.to_path_buf(),
+    );
+    let (wanted, listed, inside, here) = blocking(move || {
+        let wanted = std::fs::canonicalize(&resolved).map_err(|e| {
+            ToolError::msg(format!("Cannot enter worktree {}: {e}", resolved.display()))
+        })?;
+        let listed: Vec<PathBuf> = listed.iter().map(|p| canonical(p)).collect();
+        let dir = root.join(WORKTREES_DIR);
+        let inside =
+            check_worktrees_dir(&root).is_ok() && wanted.starts_with(&dir) && wanted != dir;
+        Ok::<_, ToolError>((wanted, listed, inside, canonical(&here)))
+    })
+    .await??;
+    // The permission check decided by where the path led then; a link swapped in since
+    // must not take the session elsewhere.
+    if let Some((judged, judged_inside)) = take_judgement(ctx, raw)
+        && (judged != wanted || judged_inside != inside)
+    {
+        let side = |inside: bool| if inside { "inside" } else { "outside" };
+        return Err(ToolError::msg(format!(
+            "{raw} led to {} ({} the repository's {WORKTREES_DIR}/) when the permission to \
+             enter it was decided, and leads to {} ({}) now: a link on the way changed in \
+             between. Not entered; call EnterWorktree again to have it decided anew.",
+            judged.display(),
+            side(judged_inside),
+            wanted.display(),
+            side(inside)
+        )));
+    }
+    let Some(index) = listed.iter().position(|p| *p == wanted) else {
         let known: Vec<String> = list
             .iter()
             .skip(1)
@@ -935,8 +1775,7 @@ async fn enter_existing(
             wanted.display()
         )));
     }
-    let cwd = ctx.cwd();
-    if canonical(cwd).starts_with(&wanted) {
+    if here.starts_with(&wanted) {
         return Err(ToolError::msg(format!(
             "The session is already working in {}",
             wanted.display()
@@ -944,7 +1783,10 @@ async fn enter_existing(
     }
     let entry = &list[index];
     let common = common_dir(&main_root).await?;
-    check_registered(&wanted, &common).map_err(ToolError::msg)?;
+    let (target, shared) = (wanted.clone(), common.clone());
+    blocking(move || check_registered(&target, &shared))
+        .await?
+        .map_err(ToolError::msg)?;
     if entry.prunable {
         return Err(ToolError::msg(format!(
             "{} is registered as a worktree but git marks it prunable (its files are gone \
@@ -1064,14 +1906,16 @@ async fn remove(active: &ActiveWorktree, discard: bool) -> Result<String, ToolEr
             path.display()
         )));
     }
-    let exists = path.is_dir();
+    let target = path.clone();
+    let exists = blocking(move || target.is_dir()).await?;
     if !discard {
         // Everything that would be lost, said together: a model told of one file only
         // agrees to discard commits it never heard of.
         let mut at_stake: Vec<String> = Vec::new();
         if exists {
-            // `git status` runs the clean filter of a racily clean file.
-            refuse_filter_drivers(&common_dir(&active.main_root).await?).await?;
+            // `git status` runs the clean filter of a racily clean file; in the
+            // worktree, whose own `config.worktree` counts too.
+            refuse_filter_drivers(path, FilterCheck::Remove).await?;
             // Every untracked file and submodule change, whatever the user's config hides
             // (`status.showUntrackedFiles=no` would let a new file be deleted unseen).
             let status = git(
@@ -1167,10 +2011,14 @@ async fn remove(active: &ActiveWorktree, discard: bool) -> Result<String, ToolEr
     // Also when the directory is already gone: git drops its record of this worktree only
     // (`worktree prune` would drop every worktree whose directory is missing, such as one
     // on a drive not mounted now).
-    let path_arg = path.display().to_string();
     git(
         &active.main_root,
-        &["worktree", "remove", "--force", &path_arg],
+        &[
+            OsStr::new("worktree"),
+            OsStr::new("remove"),
+            OsStr::new("--force"),
+            path.as_os_str(),
+        ],
     )
     .await?;
     let mut message = format!("Removed the worktree at {}", path.display());
@@ -1210,11 +2058,127 @@ mod tests {
         assert_eq!(dir_name("team/fix"), "team+fix");
     }
 
+    /// Review finding 7: a FIFO where a worktree's files should be (its admin entry's
+    /// `gitdir`, its `.git`) is refused at once, never opened for a read that waits for a
+    /// writer.
+    #[test]
+    fn a_fifo_in_a_worktree_entry_is_not_waited_on() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let common = base.join("repo.git");
+        let admin = common.join("worktrees/w");
+        std::fs::create_dir_all(&admin).unwrap();
+        let wt = base.join("wt");
+        std::fs::create_dir(&wt).unwrap();
+        std::fs::write(wt.join(".git"), format!("gitdir: {}\n", admin.display())).unwrap();
+        nix::unistd::mkfifo(&admin.join("gitdir"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let (send, receive) = std::sync::mpsc::channel();
+        let (w, c) = (wt.clone(), common.clone());
+        std::thread::spawn(move || {
+            let _ = send.send(check_registered(&w, &c));
+        });
+        let answer = receive
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("check_registered waited on a FIFO");
+        let err = answer.unwrap_err();
+        assert!(err.contains("regular file"), "{err}");
+
+        // The `.git` itself a FIFO.
+        std::fs::remove_file(wt.join(".git")).unwrap();
+        nix::unistd::mkfifo(&wt.join(".git"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let err = check_registered(&wt, &common).unwrap_err();
+        assert!(err.contains("gitfile"), "{err}");
+    }
+
+    /// Review finding 1: the configuration is read as git reads it, includes whatever
+    /// their condition, and whatever cannot be read so is an error (a refusal), never "no
+    /// filter".
+    #[test]
+    fn filter_drivers_are_found_as_git_reads_the_configuration() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let home = base.join("home");
+        std::fs::create_dir(&home).unwrap();
+        let config = base.join("config");
+        let check = |text: &str| {
+            std::fs::write(&config, text).unwrap();
+            filter_driver_in(std::slice::from_ref(&config), Some(&home))
+        };
+        let key = |text: &str| check(text).unwrap().map(|f| f.key);
+        assert_eq!(key("[core]\n\tbare = false\n"), None);
+        assert_eq!(
+            key("[filter \"X\"]\n\tsmudge = cat\n").as_deref(),
+            Some("filter.X.smudge")
+        );
+        // The old form (lower-cased), a key on the header's line, any case, a lone key.
+        assert_eq!(
+            key("[filter.Lfs]\n\tclean = x\n").as_deref(),
+            Some("filter.lfs.clean")
+        );
+        assert_eq!(
+            key("[FILTER \"y\"] PROCESS = x\n").as_deref(),
+            Some("filter.y.process")
+        );
+        assert_eq!(
+            key("[filter \"z\"]\n\tsmudge\n").as_deref(),
+            Some("filter.z.smudge")
+        );
+        // Not a filter: no subsection, another key, a value continued onto a header-like line.
+        assert_eq!(
+            key("[filter]\n\tsmudge = x\n[filter \"a\"]\n\trequired = true\n"),
+            None
+        );
+        assert_eq!(
+            key("[core]\n\tx = a \\\n[filter \"q\"] smudge = cat\n"),
+            None
+        );
+        // A comment is no section.
+        assert_eq!(key("# [filter \"c\"]\n; smudge = x\n"), None);
+
+        // Includes: relative to the including file, `~/` from the home directory, nested,
+        // whatever the condition; a missing one is none, as for git.
+        std::fs::create_dir(base.join("sub")).unwrap();
+        std::fs::write(base.join("sub/inner.cfg"), "[filter \"in\"]\n\tclean = x\n").unwrap();
+        std::fs::write(
+            base.join("sub/outer.cfg"),
+            "[includeIf \"onbranch:nope\"]\n\tpath = inner.cfg\n",
+        )
+        .unwrap();
+        let found = check("[include]\n\tpath = sub/outer.cfg\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.key, "filter.in.clean");
+        assert_eq!(found.file, base.join("sub/inner.cfg"));
+        assert_eq!(found.included_from.as_deref(), Some(config.as_path()));
+        std::fs::write(home.join("h.cfg"), "[filter \"h\"]\n\tsmudge = x\n").unwrap();
+        assert_eq!(
+            key("[includeIf \"gitdir:/x/\"]\n\tpath = \"~/h.cfg\" ; comment\n").as_deref(),
+            Some("filter.h.smudge")
+        );
+        assert_eq!(key("[include]\n\tpath = missing.cfg\n"), None);
+
+        // What cannot be read as git reads it.
+        let error = |text: &str| check(text).unwrap_err();
+        assert!(error("[filter \"x\"\n\tsmudge = cat\n").contains("cannot be parsed"));
+        assert!(error("[core]\n\tx = \"open\n").contains("cannot be parsed"));
+        assert!(error("[include]\n\tpath = /\n").contains("no regular file"));
+        assert!(error("[include]\n\tpath\n").contains("without a value"));
+        assert!(error("[include]\n\tpath = %(prefix)/etc/x\n").contains("cannot be located"));
+        nix::unistd::mkfifo(&base.join("fifo.cfg"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(error("[include]\n\tpath = fifo.cfg\n").contains("no regular file"));
+        // A file that includes itself: deeper than git's limit.
+        std::fs::write(base.join("loop.cfg"), "[include]\n\tpath = loop.cfg\n").unwrap();
+        assert!(error("[include]\n\tpath = loop.cfg\n").contains("deeper than"));
+        std::fs::write(&config, vec![b'#'; (MAX_CONFIG_BYTES + 1) as usize]).unwrap();
+        let too_big = filter_driver_in(std::slice::from_ref(&config), Some(&home)).unwrap_err();
+        assert!(too_big.contains("larger than"), "{too_big}");
+    }
+
     #[test]
     fn parses_porcelain_list() {
         let text = "worktree /r\nHEAD abc\nbranch refs/heads/main\n\n\
                     worktree /r/.claude/worktrees/x\nHEAD def\ndetached\n\n";
-        let list = parse_worktree_list(text);
+        let list = parse_worktree_list(text.as_bytes());
         assert_eq!(list.len(), 2);
         assert_eq!(list[0].branch.as_deref(), Some("main"));
         assert_eq!(list[1].path, PathBuf::from("/r/.claude/worktrees/x"));

@@ -279,3 +279,101 @@ fn the_prompt_names_the_commands_killed_at_their_timeout() {
         "{line}"
     );
 }
+
+// ----- Review of review 35: the session engine's rules keep a command from the background -----
+
+/// A `Bash(run_in_background:true)` rule that reached only the session engine (a
+/// PermissionRequest hook's `updatedPermissions`, applied with `add_rules`/`apply_update`
+/// while the context's permission settings are the ones the session started with) keeps a
+/// command from moving to the background at its timeout, deny and ask alike, and the
+/// timeout text names the rule. A tool-wide ask rule on Bash (every call was asked about,
+/// this one too) leaves the move as it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rule_added_to_the_session_engine_keeps_a_command_from_the_background() {
+    use tool_core::{PermissionUpdate, RuleBehavior, RuleValue, UpdateDestination};
+    let background = || RuleValue {
+        tool_name: "Bash".to_owned(),
+        rule_content: Some("run_in_background:true".to_owned()),
+    };
+    for behavior in [RuleBehavior::Deny, RuleBehavior::Ask] {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = std::sync::Arc::new(
+            tool_perms::PermissionEngine::new(
+                &ToolPermissionContext::default(),
+                tool_perms::PathRoots::for_cwd(dir.path()),
+            )
+            .unwrap(),
+        );
+        let ctx = common::ctx(dir.path()).with_results_dir(dir.path().join("results"));
+        ctx.app_state()
+            .set(tool_perms::SessionEngine(engine.clone()));
+        assert!(ctx.permission().deny.is_empty() && ctx.permission().ask.is_empty());
+        let diagnostics = engine.apply_update(&PermissionUpdate::AddRules {
+            rules: vec![background()],
+            behavior,
+            destination: UpdateDestination::Session,
+        });
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let result = late_writer(&ctx).await;
+        assert_killed_at_timeout(dir.path(), &result);
+        let text = result.unwrap_err();
+        assert!(text.contains("Bash(run_in_background:true)"), "{text}");
+        assert!(task_registry(&ctx).list().is_empty(), "{behavior:?}");
+    }
+    // A tool-wide ask rule added the same way: the command still moves on.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = std::sync::Arc::new(
+        tool_perms::PermissionEngine::new(
+            &ToolPermissionContext::default(),
+            tool_perms::PathRoots::for_cwd(dir.path()),
+        )
+        .unwrap(),
+    );
+    engine.add_rules(
+        RuleBehavior::Ask,
+        RuleSource::Session,
+        &[RuleValue {
+            tool_name: "Bash".to_owned(),
+            rule_content: None,
+        }],
+    );
+    let ctx = common::ctx(dir.path()).with_results_dir(dir.path().join("results"));
+    ctx.app_state().set(tool_perms::SessionEngine(engine));
+    let text = late_writer(&ctx).await.unwrap().data.content.joined_text();
+    assert!(text.contains("moved to the background"), "{text}");
+}
+
+/// The timeout text names the rule of the context's own settings that kept the command from
+/// the background too, a field rule behind a tool-wide ask rule included.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_timeout_text_names_the_rule_that_kept_the_command_from_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = with_rule(
+        common::ctx(dir.path()),
+        &[],
+        &["Bash(run_in_background:t*)"],
+    )
+    .with_results_dir(dir.path().join("results"));
+    let result = late_writer(&ctx).await;
+    assert_killed_at_timeout(dir.path(), &result);
+    let text = result.unwrap_err();
+    assert!(
+        text.contains("ask rule Bash(run_in_background:t*)"),
+        "{text}"
+    );
+    // Behind a tool-wide ask rule (which the engine names first) the field rule still holds.
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = with_rule(
+        common::ctx(dir.path()),
+        &[],
+        &["Bash", "Bash(run_in_background:true)"],
+    )
+    .with_results_dir(dir.path().join("results"));
+    let result = late_writer(&ctx).await;
+    assert_killed_at_timeout(dir.path(), &result);
+    let text = result.unwrap_err();
+    assert!(
+        text.contains("ask rule Bash(run_in_background:true)"),
+        "{text}"
+    );
+}

@@ -55,6 +55,15 @@ pub struct AgentGuide;
 /// The text the model sees when the user interrupts it before any tool ran.
 pub const INTERRUPT_MESSAGE: &str = "[Request interrupted by user]";
 
+/// What joins the text blocks of one answer in [`AgentOutcome::final_text`]: a blank line
+/// (the model wrote them as separate blocks).
+pub const TEXT_BLOCK_SEPARATOR: &str = "\n\n";
+
+/// The `type` of the progress a sub-agent's Agent call sends for a notice of the sub-agent's
+/// (`{"type": "agent_notice", "agentId", "text"}`): the caller's loop gives its text to its
+/// host as an [`AgentEvent::Notice`].
+pub(crate) const AGENT_NOTICE: &str = "agent_notice";
+
 /// How the loop talks to the model.
 #[derive(Debug, Clone)]
 pub struct LoopConfig {
@@ -451,7 +460,8 @@ pub enum AgentEvent<'a> {
     ToolProgress(&'a ToolUse, &'a Value),
     /// A call's result, in order.
     ToolResult(&'a ToolUse, &'a CallOutcome),
-    /// A message for the user (a hook's system message).
+    /// A message for the user (a hook's system message), a sub-agent's too (passed up by
+    /// its Agent call).
     Notice(&'a str),
 }
 
@@ -535,7 +545,8 @@ pub struct AgentOutcome {
     /// The conversation, in the API's message format (the deferred-tools announcement,
     /// which is added per request, is not part of it).
     pub messages: Vec<Value>,
-    /// The text of the model's last message that had text.
+    /// The text of the model's last message that had text, its text blocks joined by a blank
+    /// line ([`TEXT_BLOCK_SEPARATOR`]).
     pub final_text: String,
     /// Requests this run made itself (not its sub-agents' nor WebFetch's: the shared
     /// [`Spend::requests`] counts those).
@@ -645,6 +656,9 @@ pub struct AgentLoop {
     config: LoopConfig,
     spend: Spend,
     turn_aborts: TurnAborts,
+    /// The permission rules of the last main run of this loop or a clone
+    /// ([`permission_view`](Self::permission_view)).
+    permission_view: Arc<Mutex<Option<ToolUseContext>>>,
 }
 
 impl fmt::Debug for AgentLoop {
@@ -802,7 +816,34 @@ impl AgentLoop {
             config,
             spend: Spend::default(),
             turn_aborts: TurnAborts::default(),
+            permission_view: Arc::default(),
         }
+    }
+
+    /// A context holding the permission rules of the last main run of this loop (or of a
+    /// clone of it: its sub-agents share them): its working directory, home, permission
+    /// context and the session's permission engine, without its tools or state. What the
+    /// Agent tool's description judges which agent types the rules refuse by, as the tool
+    /// is given no context then. `None` before any run.
+    pub(crate) fn permission_view(&self) -> Option<ToolUseContext> {
+        self.permission_view
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Keeps `ctx`'s permission rules as [`permission_view`](Self::permission_view).
+    fn keep_permission_view(&self, ctx: &ToolUseContext) {
+        let view = ToolUseContext::new(ctx.cwd())
+            .with_home(ctx.home().map(std::path::Path::to_path_buf))
+            .with_permission(ctx.permission().clone());
+        if let Some(engine) = ctx.app_state().get::<tool_perms::SessionEngine>() {
+            view.app_state().set(engine);
+        }
+        *self
+            .permission_view
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(view);
     }
 
     /// Ends the turn (of this loop or of a clone of it) that made call `tool_use_id` as the
@@ -888,6 +929,10 @@ impl AgentLoop {
     ) -> AgentOutcome {
         let hooks = Arc::clone(self.pipeline.hooks());
         let subagent = ctx.agent().is_some();
+        // The Agent tool's description leaves out the types these rules refuse.
+        if !subagent {
+            self.keep_permission_view(&ctx);
+        }
         // Each user prompt has an id hooks are given (`prompt_id`); a sub-agent works on its
         // parent's prompt and keeps its id.
         let ctx = if subagent {
@@ -1132,9 +1177,11 @@ impl AgentLoop {
                 let text = turn
                     .assistant
                     .iter()
+                    .filter(|b| b["type"] == "text")
                     .filter_map(|b| b["text"].as_str())
+                    .filter(|t| !t.is_empty())
                     .collect::<Vec<_>>()
-                    .join("");
+                    .join(TEXT_BLOCK_SEPARATOR);
                 // Going on after a cut-off or a pause: the answer is what came before and
                 // this.
                 if continuing {
@@ -1290,12 +1337,25 @@ impl AgentLoop {
                     .stop_hook_block_cap
                     .is_some_and(|cap| stop_blocks >= cap)
                 {
+                    // A sub-agent's is said too, naming it (its Agent call passes it up).
+                    let what = match ctx.agent() {
+                        Some(agent) => format!(
+                            "A SubagentStop hook blocked the {} agent ({}) from ending {} \
+                             consecutive times - overriding and ending its turn.",
+                            agent.agent_type,
+                            agent.id,
+                            stop_blocks + 1
+                        ),
+                        None => format!(
+                            "A hook blocked the turn from ending {} consecutive times - \
+                             overriding and ending turn.",
+                            stop_blocks + 1
+                        ),
+                    };
                     on_event(AgentEvent::Notice(&format!(
-                        "A hook blocked the turn from ending {} consecutive times - overriding \
-                         and ending turn. For Stop/SubagentStop hooks, check stop_hook_active in \
-                         the input and return success while it's true. Set \
-                         CLAUDE_CODE_STOP_HOOK_BLOCK_CAP to raise this limit.",
-                        stop_blocks + 1
+                        "{what} For Stop/SubagentStop hooks, check stop_hook_active in the \
+                         input and return success while it's true. Set \
+                         CLAUDE_CODE_STOP_HOOK_BLOCK_CAP to raise this limit."
                     )));
                     break Stop::Finished;
                 }
@@ -1391,7 +1451,12 @@ impl AgentLoop {
                         }
                     }
                     Some(ExecutorEvent::Progress(p)) => {
-                        if let Some((tool_use, _)) = by_id.get(&p.tool_use_id) {
+                        if p.data["type"] == AGENT_NOTICE
+                            && let Some(text) = p.data["text"].as_str()
+                        {
+                            // A sub-agent's notice: for the user, as this loop's own are.
+                            on_event(AgentEvent::Notice(text));
+                        } else if let Some((tool_use, _)) = by_id.get(&p.tool_use_id) {
                             on_event(AgentEvent::ToolProgress(tool_use, &p.data));
                         }
                     }
@@ -1789,5 +1854,49 @@ mod tests {
             "{}",
             second_results[0]
         );
+    }
+
+    /// Answers with text, a call of a tool no one has, then more text, every time.
+    struct TextAroundACall;
+
+    #[async_trait]
+    impl ModelClient for TextAroundACall {
+        async fn stream(&self, _request: &ModelRequest) -> Result<EventStream, AgentError> {
+            let events = vec![
+                StreamEvent::Text("See src/a.rs".into()),
+                StreamEvent::ToolUse(ToolUse::new("t1", "Nope", json!({}))),
+                StreamEvent::Text("Next step: fix it.".into()),
+                StreamEvent::StopReason("tool_use".into()),
+                StreamEvent::MessageStop,
+            ];
+            Ok(futures::stream::iter(events).map(Ok).boxed())
+        }
+    }
+
+    /// Found by review: the text blocks of an answer reached the final text joined with no
+    /// separator (`See src/a.rsNext step: fix it.`). They are joined with a blank line.
+    #[tokio::test]
+    async fn the_text_blocks_of_an_answer_are_joined_with_a_blank_line() {
+        let mut config = LoopConfig::new("m");
+        config.max_turns = 1;
+        let agent = AgentLoop::new(
+            Arc::new(TextAroundACall),
+            Arc::new(Pipeline::allow_all()),
+            config,
+        );
+        let outcome = agent
+            .run(
+                ToolUseContext::new("/"),
+                "go",
+                &CancellationToken::new(),
+                &mut |_| {},
+            )
+            .await;
+        assert!(
+            matches!(outcome.stop, Stop::MaxTurns(1)),
+            "{}",
+            outcome.stop
+        );
+        assert_eq!(outcome.final_text, "See src/a.rs\n\nNext step: fix it.");
     }
 }

@@ -27,10 +27,17 @@
 //! directory that define one name, the one whose file name sorts last is used, with a notice.
 //!
 //! `tools` and `disallowedTools` name MCP tools as permission rules do: `mcp__srv` and
-//! `mcp__srv__*` name every tool of server `srv` ([`AgentDefinition::select_tools`]).
+//! `mcp__srv__*` name every tool of server `srv` ([`AgentDefinition::select_tools`]). Each
+//! entry is read once, at most [`MAX_TOOL_ENTRIES`] different ones.
+//!
+//! A definition's body goes to the model without a Read permission, so the skills' refusals
+//! apply ([`tools_builtin::skill`]): a file is read as a `SKILL.md` is (a regular file, up to
+//! `MAX_SKILL_BYTES`), a project's definition whose file leads out of the project through a
+//! symbolic link is not loaded, and one whose file a Read deny rule covers is neither listed
+//! nor started ([`AgentDefinition::refused_file`]).
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -45,6 +52,14 @@ pub const GENERAL_PURPOSE: &str = "general-purpose";
 /// is sent with every request: the first this many characters, with an ellipsis when cut
 /// ([`AgentDefinition::listed_description`]).
 pub const MAX_LISTED_DESCRIPTION_CHARS: usize = 1_000;
+
+/// How many different entries of a definition's `tools` are read: past this many, the list is
+/// cut with a warning (the rest give nothing), so that a huge list cannot hold up loading
+/// (and a signal) nor the Agent tool's description; a `disallowedTools` list past it refuses
+/// the definition instead, since cutting it would let the rest of what it keeps out in.
+/// Duplicates are dropped first, and the file is read up to
+/// [`tools_builtin::skill::MAX_SKILL_BYTES`].
+pub const MAX_TOOL_ENTRIES: usize = 2_000;
 
 /// The tools no sub-agent gets (Claude Code's `ALL_AGENT_DISALLOWED_TOOLS`): they need the
 /// user or belong to the main thread. `Agent` is also withheld unless a definition's `tools`
@@ -99,8 +114,12 @@ pub struct AgentDefinition {
     pub prompt: String,
     /// Where it was read from.
     pub source: AgentSource,
-    /// The file, for definitions read from disk.
+    /// The file, for definitions read from disk (as found, links not resolved).
     pub path: Option<PathBuf>,
+    /// Where that file really was when it was read (every link resolved): what the checks
+    /// of a file read without a Read permission judge ([`refused_file`](Self::refused_file)),
+    /// so that a link changed after the read cannot pass them for another file.
+    pub file: Option<PathBuf>,
     /// What in the frontmatter could not be read as written (`line N: ...`) and what was
     /// done instead; empty for a clean frontmatter.
     pub warnings: Vec<String>,
@@ -120,15 +139,18 @@ impl AgentDefinition {
             prompt: GENERAL_PURPOSE_PROMPT.to_owned(),
             source: AgentSource::BuiltIn,
             path: None,
+            file: None,
             warnings: Vec::new(),
         }
     }
 
     /// Parses a definition file's text. `fallback_name` (the file stem) names an agent whose
-    /// frontmatter has no `name`. Only a bad name refuses the definition; a bad optional
-    /// field (`maxTurns` that is no whole number above zero, a `model` written as a list, a
-    /// `permissionMode` that is no mode) is left out with a warning
-    /// ([`warnings`](Self::warnings)), its default applying. A `tools` or
+    /// frontmatter has no `name`. Only a bad name refuses the definition (or a
+    /// `disallowedTools` list of more than [`MAX_TOOL_ENTRIES`] different entries, which
+    /// cannot be cut without letting the rest in; a `tools` list that long is cut with a
+    /// warning); a bad optional field (`maxTurns` that is no whole number above zero, a
+    /// `model` written as a list, a `permissionMode` that is no mode) is left out with a
+    /// warning ([`warnings`](Self::warnings)), its default applying. A `tools` or
     /// `disallowedTools` entry that names no tool Toolwright or Claude Code knows is warned
     /// about too: a host with tools of its own names them with
     /// [`parse_with_host_tools`](Self::parse_with_host_tools).
@@ -210,7 +232,26 @@ impl AgentDefinition {
             None if front.value("tools").is_some() => Some(Vec::new()),
             None => None,
         };
-        let disallowed_tools = front.list("disallowedTools").unwrap_or_default();
+        // Each entry once, and at most `MAX_TOOL_ENTRIES` of them: what is done per entry
+        // below, and when the tools are chosen, stays linear and bounded.
+        let tools = tools.map(|items| {
+            let mut items = distinct(items);
+            if items.len() > MAX_TOOL_ENTRIES {
+                warnings.push(format!(
+                    "tools names {} different entries: only the first {MAX_TOOL_ENTRIES} are read (the rest give nothing)",
+                    items.len()
+                ));
+                items.truncate(MAX_TOOL_ENTRIES);
+            }
+            items
+        });
+        let disallowed_tools = distinct(front.list("disallowedTools").unwrap_or_default());
+        if disallowed_tools.len() > MAX_TOOL_ENTRIES {
+            return Err(format!(
+                "disallowedTools names {} different entries, more than the {MAX_TOOL_ENTRIES} read (cutting the list would let the rest in)",
+                disallowed_tools.len()
+            ));
+        }
         // A tool's name in another case (`bash`) names no tool: said, with the one meant. A
         // name no tool has (`Bsah`) is said too: as written it gives (or keeps out) nothing.
         for (field, list, after, unknown) in [
@@ -274,14 +315,19 @@ impl AgentDefinition {
                         },
                         None => Some(entry.to_owned()),
                     };
-                    warnings.push(if field == "tools" {
-                        format!(
+                    warnings.push(match (field == "tools", rule) {
+                        (true, Some(rule)) => format!(
                             "tools names `{entry}`: the part in parentheses restricts nothing here, the agent gets the whole `{written}` tool (permission rules such as `{rule}` restrict what it may run)"
-                        )
-                    } else {
-                        format!(
+                        ),
+                        (true, None) => format!(
+                            "tools names `{entry}`: the part in parentheses restricts nothing here, the agent gets the whole `{written}` tool"
+                        ),
+                        (false, Some(rule)) => format!(
                             "disallowedTools names `{entry}`: the part in parentheses is not read here, the whole `{written}` tool is kept out (a deny rule such as `{rule}` keeps out only such calls)"
-                        )
+                        ),
+                        (false, None) => format!(
+                            "disallowedTools names `{entry}`: the part in parentheses is not read here, the whole `{written}` tool is kept out"
+                        ),
                     });
                 }
             }
@@ -336,6 +382,7 @@ impl AgentDefinition {
             prompt: body.trim().to_owned(),
             source,
             path: None,
+            file: None,
             warnings,
         })
     }
@@ -524,6 +571,41 @@ impl AgentDefinition {
         }
         (selected, notices)
     }
+
+    /// `tools` (some of them chosen for an agent of this type) in the order this
+    /// definition's `tools` names them: what each entry gives, first entry first, then what
+    /// no entry names (all of them when `tools` is absent). Each entry is matched once
+    /// against the tools, so that a long list takes time in proportion to its length.
+    pub fn in_written_order(&self, tools: Vec<Arc<dyn Tool>>) -> Vec<Arc<dyn Tool>> {
+        let Some(entries) = &self.tools else {
+            return tools;
+        };
+        let mut left: Vec<Option<Arc<dyn Tool>>> = tools.into_iter().map(Some).collect();
+        let mut ordered = Vec::with_capacity(left.len());
+        for entry in entries {
+            if left.iter().all(Option::is_none) {
+                break;
+            }
+            let matcher = EntryMatcher::new(tool_name_of(entry));
+            for slot in &mut left {
+                if slot.as_ref().is_some_and(|t| matcher.matches(t.as_ref())) {
+                    ordered.extend(slot.take());
+                }
+            }
+        }
+        ordered.extend(left.into_iter().flatten());
+        ordered
+    }
+
+    /// The Read deny rule of `ctx` that covers this definition's file (on its path or the
+    /// real path it was read from), if one does: its body would go to the model as a system
+    /// prompt without a Read permission, so such a definition is neither listed nor started,
+    /// as the Skill tool refuses such a skill ([`tools_builtin::skill::denied_file`]).
+    /// `None` for the built-in definition.
+    pub fn refused_file(&self, ctx: &tool_core::ToolUseContext) -> Option<SourcedRule> {
+        let path = self.path.as_deref()?;
+        tools_builtin::skill::denied_file(ctx, path, self.file.as_deref().unwrap_or(path))
+    }
 }
 
 /// One `tools` or `disallowedTools` entry, as it matches the caller's tools.
@@ -577,6 +659,15 @@ fn not_judged_on_loading(name: &str) -> bool {
 fn is_flow_list(value: &str) -> bool {
     let v = value.trim();
     v.starts_with('[') && v.ends_with(']')
+}
+
+/// `items` without repeats, the first of each kept in place (linear: a set of those seen).
+fn distinct(items: Vec<String>) -> Vec<String> {
+    let mut seen = HashSet::with_capacity(items.len());
+    items
+        .into_iter()
+        .filter(|item| seen.insert(item.clone()))
+        .collect()
 }
 
 /// `Agent(worker)` -> `Agent`.
@@ -679,13 +770,37 @@ fn read_dir_definitions(
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let parsed = std::fs::read_to_string(&file)
-            .map_err(|e| e.to_string())
-            .and_then(|text| {
-                AgentDefinition::parse_with_host_tools(&text, &stem, source, host_tools)
+        // Read as a skill's file is: its real path, a regular file only, at most
+        // `MAX_SKILL_BYTES`.
+        let Some((text, read_warnings, cut, real)) = tools_builtin::skill::read_skill_file(&file)
+        else {
+            problems.push(format!(
+                "agent definition {} ignored: it could not be read as a regular file",
+                file.display()
+            ));
+            continue;
+        };
+        // A project's definition goes to the model without a Read permission: it may not
+        // lead out of the project (a cloned repository could link `~/.aws/credentials`), as
+        // a project skill may not.
+        if source == AgentSource::Project
+            && let Some(project) = dir.parent().and_then(Path::parent)
+            && let Some(outside) = tools_builtin::skill::file_link_outside(project, &file, &real)
+        {
+            problems.push(link_outside_problem(&file, &outside));
+            continue;
+        }
+        let parsed = AgentDefinition::parse_with_host_tools(&text, &stem, source, host_tools)
+            .map_err(|e| {
+                if cut {
+                    format!("{e} ({})", read_warnings.join("; "))
+                } else {
+                    e
+                }
             });
         match parsed {
             Ok(mut definition) => {
+                definition.warnings.splice(0..0, read_warnings);
                 problems.extend(
                     definition
                         .warnings
@@ -702,6 +817,7 @@ fn read_dir_definitions(
                     ));
                 }
                 definition.path = Some(file);
+                definition.file = Some(real);
                 into.insert(definition.name.clone(), definition);
             }
             Err(e) => problems.push(format!("agent definition {} ignored: {e}", file.display())),
@@ -709,9 +825,42 @@ fn read_dir_definitions(
     }
 }
 
+/// Why a project's definition at `file` is refused: it leads out of its project.
+fn link_outside_problem(file: &Path, outside: &tools_builtin::skill::LinkOutside) -> String {
+    let user_dir = user_agents_dir().map_or_else(
+        || "~/.claude/agents".to_owned(),
+        |d| d.display().to_string(),
+    );
+    // The file itself is the link: a copy goes where it is. A directory on the way is: a
+    // copy in its place (a copy "into" it would go through it, out of the project).
+    let instead = if outside.link == file {
+        format!(
+            "Copy the file into {} instead of linking to it",
+            file.parent().unwrap_or(file).display()
+        )
+    } else {
+        format!(
+            "Replace the link {} with a directory of copies of what it leads to",
+            outside.link.display()
+        )
+    };
+    format!(
+        "agent definition {} ignored: it is a project agent definition, and its file {} leads out of the project {}: the symbolic link {} takes it to {}. A project's agent definition is read without a Read permission, so it may only use files inside the project. {instead}, or move the definition to your own agents directory ({user_dir}).",
+        file.display(),
+        file.display(),
+        outside.project.display(),
+        outside.link.display(),
+        outside.target.display(),
+    )
+}
+
 /// Every agent definition `cwd` sees: the built-in one, the user's, the project's when the
 /// folder is trusted (later ones override earlier ones of the same name), sorted by name;
-/// and the files that could not be read (or a note that the project's were not).
+/// and the problems to tell the user: the files that could not be read or were refused (a
+/// project's definition whose file leads out of the project through a symbolic link, as a
+/// project skill's may not), what of a definition could not be read as written (or a note
+/// that the project's were not read), and a `CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS` value
+/// that is not used ([`max_concurrent_from_env`](super::subagent::max_concurrent_from_env)).
 pub fn load_agent_definitions(
     cwd: &Path,
     project_trusted: bool,
@@ -729,6 +878,7 @@ pub fn load_agent_definitions_with_host_tools(
 ) -> (Vec<AgentDefinition>, Vec<String>) {
     let mut map = BTreeMap::new();
     let mut problems = Vec::new();
+    problems.extend(super::subagent::max_concurrent_from_env().1);
     let builtin = AgentDefinition::general_purpose();
     map.insert(builtin.name.clone(), builtin);
     if let Some(dir) = user_agents_dir() {

@@ -19,9 +19,16 @@
 //!
 //! Permission rules `Agent(type)` (or `Task(type)`) match the `subagent_type`
 //! (`general-purpose` when absent); the tool itself asks for nothing else, since each of the
-//! sub-agent's own calls is checked. At most [`DEFAULT_MAX_CONCURRENT`] sub-agents run at
-//! once per nesting level (`CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS`); the others wait.
+//! sub-agent's own calls is checked. A type a deny rule refuses, or whose definition's file a
+//! Read deny rule covers, is left out of the tool's description (judged on the rules of the
+//! loop's last run, as each request is made); a call of the latter is refused naming the
+//! rule. At most [`DEFAULT_MAX_CONCURRENT`] sub-agents run at once per nesting level
+//! (`CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS`, [`max_concurrent_from_env`]); the others wait.
 //! `run_in_background: true` is refused: background tasks hold shell processes only.
+//!
+//! The result is the sub-agent's final answer, a text block per text block of it, as Claude
+//! Code's; the sub-agent's notices for the user (a hook's system message, the SubagentStop
+//! cap) go up to the caller's loop, which gives them to its host.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -34,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::sync::Semaphore;
 use tool_core::{
-    AgentInfo, CancellationToken, FileStateCache, InterruptBehavior, MaxResultSize,
+    AgentInfo, CancellationToken, ContentBlock, FileStateCache, InterruptBehavior, MaxResultSize,
     PermissionResult, PermissionSubject, ProgressSender, Tool, ToolError, ToolResult,
     ToolResultContent, ToolUseContext, TypedTool, ValidationError, async_trait,
 };
@@ -43,8 +50,45 @@ use super::definitions::{AGENT_DISALLOWED_TOOLS, AgentDefinition, GENERAL_PURPOS
 use super::{AgentEvent, AgentLoop, LoopConfig, Stop};
 
 /// How many sub-agents may run at once per nesting level, unless
-/// `CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS` says otherwise.
+/// `CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS` says otherwise. Claude Code's default is 20; ours is
+/// lower because it holds per nesting level (up to [`MAX_AGENT_DEPTH`] levels run at once),
+/// and each sub-agent runs up to 10 tool calls of its own at once, each executor fitting its
+/// own cap to the open-file limit: 20 per level would make hundreds of calls (and parallel
+/// requests, which meet the API's rate limits) at once.
 pub const DEFAULT_MAX_CONCURRENT: usize = 4;
+
+/// The concurrency cap `CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS` gives ([`DEFAULT_MAX_CONCURRENT`]
+/// when it is unset or empty), and a warning when its value is not used: one that is no
+/// positive whole number (`0`, `abc`, `-3`) is said, as the tool-use concurrency variable's
+/// is (`CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS="0" is not a positive whole number of
+/// sub-agents; the default, 4, is used`). [`load_agent_definitions`](super::load_agent_definitions)
+/// gives the warning among its problems.
+pub fn max_concurrent_from_env() -> (usize, Option<String>) {
+    max_concurrent_from(
+        std::env::var("CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS")
+            .ok()
+            .as_deref(),
+    )
+}
+
+/// [`max_concurrent_from_env`] for the variable's value `raw`.
+fn max_concurrent_from(raw: Option<&str>) -> (usize, Option<String>) {
+    const NAME: &str = "CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS";
+    let Some(raw) = raw.filter(|v| !v.trim().is_empty()) else {
+        return (DEFAULT_MAX_CONCURRENT, None);
+    };
+    match raw.trim().parse::<usize>() {
+        Ok(n) if n > 0 => (n, None),
+        // A whole number too large to hold asks for no cap in practice.
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => (usize::MAX, None),
+        _ => (
+            DEFAULT_MAX_CONCURRENT,
+            Some(format!(
+                "{NAME}={raw:?} is not a positive whole number of sub-agents; the default, {DEFAULT_MAX_CONCURRENT}, is used"
+            )),
+        ),
+    }
+}
 
 /// A model the Agent tool's input may name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -56,6 +100,10 @@ pub enum AgentModel {
     Opus,
     /// The Haiku model (`ANTHROPIC_DEFAULT_HAIKU_MODEL`, else `claude-haiku-4-5`).
     Haiku,
+    /// The Fable model: `ANTHROPIC_DEFAULT_FABLE_MODEL`. Claude Code's input offers it, but
+    /// no model id for it is known here: without the variable a call naming it fails,
+    /// saying so ([`resolve_fable`]).
+    Fable,
 }
 
 /// Input of the Agent tool.
@@ -166,7 +214,9 @@ impl Shared {
     fn level(&self, depth: usize) -> Arc<Semaphore> {
         let mut levels = self.levels.lock().unwrap_or_else(PoisonError::into_inner);
         while levels.len() <= depth {
-            levels.push(Arc::new(Semaphore::new(self.max_concurrent.max(1))));
+            // A cap past what a semaphore holds (a huge variable's value) is no cap.
+            let permits = self.max_concurrent.clamp(1, Semaphore::MAX_PERMITS);
+            levels.push(Arc::new(Semaphore::new(permits)));
         }
         Arc::clone(&levels[depth])
     }
@@ -214,6 +264,9 @@ pub struct AgentTool {
     /// `tools: Agent(worker)` starts workers only.
     allowed: Option<Arc<[String]>>,
     prompt: String,
+    /// The lines of `prompt` that list the agent types, by type: what the description is
+    /// made of again without the types the permission rules refuse.
+    listing: Arc<[(String, String)]>,
 }
 
 /// The agent type a call's `subagent_type` asks for: `general-purpose` when it is absent or
@@ -255,29 +308,14 @@ impl std::fmt::Debug for AgentTool {
 /// (`except` what `disallowedTools` keeps out) when `tools` is absent; `None` when nothing is
 /// left. Names are shown with any control character escaped.
 fn tools_text(definition: &AgentDefinition, pool: &[Arc<dyn Tool>], depth: usize) -> String {
-    let mut given: Vec<String> = definition
-        .select_tools(pool)
+    // In the order `tools` names them: what each entry gives, first entry first (each entry
+    // matched once: a long list takes time in proportion to its length).
+    let given: Vec<String> = definition
+        .in_written_order(definition.select_tools(pool))
         .iter()
         .map(|t| t.name().to_owned())
         .filter(|name| name != "Agent" || depth + 1 < MAX_AGENT_DEPTH)
         .collect();
-    // In the order `tools` names them: what each entry alone gives, first entry first.
-    if let Some(entries) = &definition.tools {
-        let mut ordered = Vec::with_capacity(given.len());
-        for entry in entries {
-            let alone = AgentDefinition {
-                tools: Some(vec![entry.clone()]),
-                ..definition.clone()
-            };
-            for tool in alone.select_tools(pool) {
-                if let Some(at) = given.iter().position(|g| g == tool.name()) {
-                    ordered.push(given.remove(at));
-                }
-            }
-        }
-        ordered.append(&mut given);
-        given = ordered;
-    }
     let listed = |names: &[&str]| {
         names
             .iter()
@@ -310,23 +348,44 @@ fn tools_text(definition: &AgentDefinition, pool: &[Arc<dyn Tool>], depth: usize
 
 /// The Agent tool's description, listing `definitions` with the tools each gets out of
 /// `pool` at nesting level `depth` ([`tools_text`]).
+#[cfg(test)]
 fn build_prompt(definitions: &[AgentDefinition], pool: &[Arc<dyn Tool>], depth: usize) -> String {
+    let lines = type_lines(definitions, pool, depth);
+    compose_prompt(lines.iter().map(|(_, line)| line.as_str()))
+}
+
+/// The line of the Agent tool's description that lists each of `definitions` (with its name):
+/// `- name: description (Tools: ...)`, `(no description)` for a definition without one.
+fn type_lines(
+    definitions: &[AgentDefinition],
+    pool: &[Arc<dyn Tool>],
+    depth: usize,
+) -> Vec<(String, String)> {
+    definitions
+        .iter()
+        .map(|d| {
+            let line = format!(
+                "- {}: {} (Tools: {})\n",
+                d.name,
+                if d.description.is_empty() {
+                    Cow::Borrowed("(no description)")
+                } else {
+                    // Cut: the description goes with every request.
+                    d.listed_description()
+                },
+                tools_text(d, pool, depth)
+            );
+            (d.name.clone(), line)
+        })
+        .collect()
+}
+
+/// The Agent tool's description around the `lines` of the agent types it lists.
+fn compose_prompt<'a>(lines: impl Iterator<Item = &'a str>) -> String {
     let mut text = String::from(
         "Launch a new agent to handle complex, multi-step tasks autonomously.\n\nThe Agent tool launches a sub-agent that works on its own with its own tools and context, and returns one final report. Available agent types and the tools they have access to:\n",
     );
-    for d in definitions {
-        text.push_str(&format!(
-            "- {}: {} (Tools: {})\n",
-            d.name,
-            if d.description.is_empty() {
-                Cow::Borrowed("(no description)")
-            } else {
-                // Cut: the description goes with every request.
-                d.listed_description()
-            },
-            tools_text(d, pool, depth)
-        ));
-    }
+    text.extend(lines);
     text.push_str("\nWhen using the Agent tool, give subagent_type to pick an agent type (general-purpose when omitted).\n\nUsage notes:\n- Launch several agents at once when their tasks are independent: put several Agent calls in one message.\n- The agent's result is not shown to the user: relay what matters in your own answer.\n- Each agent starts fresh: write a prompt that contains everything it needs, and say exactly what it should report back.\n- Say whether the agent should change code or only research, since it cannot see the user's request.\n- Agents run in the foreground; run_in_background is not supported.");
     text
 }
@@ -354,7 +413,55 @@ pub fn resolve_model(name: &str, parent: &str) -> String {
         "sonnet" => env("ANTHROPIC_DEFAULT_SONNET_MODEL", "claude-sonnet-4-5"),
         "opus" | "opusplan" => env("ANTHROPIC_DEFAULT_OPUS_MODEL", "claude-opus-4-5"),
         "haiku" => env("ANTHROPIC_DEFAULT_HAIKU_MODEL", "claude-haiku-4-5"),
+        "fable" => resolve_fable().unwrap_or_else(|_| name.to_owned()),
         _ => name.to_owned(),
+    }
+}
+
+/// Whether `name` (a model as a call or a definition gives it) is the `fable` alias.
+fn is_fable(name: &str) -> bool {
+    name.trim().eq_ignore_ascii_case("fable")
+}
+
+/// The model the `fable` alias names: `ANTHROPIC_DEFAULT_FABLE_MODEL` (Claude Code's
+/// variable for it). The specification Toolwright follows gives Claude Code's Agent input
+/// the alias but no model id for it, so without the variable there is none: `Err` says so,
+/// in the words a call that names it is refused with.
+pub fn resolve_fable() -> Result<String, String> {
+    std::env::var("ANTHROPIC_DEFAULT_FABLE_MODEL")
+        .ok()
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| {
+            "The model `fable` has no model id here: Toolwright knows no model for Claude Code's `fable` alias unless ANTHROPIC_DEFAULT_FABLE_MODEL names one. No agent was started: call Agent again with model sonnet, opus or haiku, or without model (the agent's definition or your own model then applies).".to_owned()
+        })
+}
+
+/// The text blocks of a run's final answer: those of its last message with text, when they
+/// make its [`final_text`](super::AgentOutcome::final_text) (joined by a blank line); else
+/// (an answer pieced together from a cut-off response and its continuation) that text as one
+/// block.
+fn final_blocks(outcome: &super::AgentOutcome) -> Vec<String> {
+    let last = outcome
+        .messages
+        .iter()
+        .rev()
+        .filter(|m| m["role"] == "assistant")
+        .filter_map(|m| m["content"].as_array())
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter(|b| b["type"] == "text")
+                .filter_map(|b| b["text"].as_str())
+                .filter(|t| !t.is_empty())
+                .collect::<Vec<_>>()
+        })
+        .find(|texts| !texts.is_empty());
+    match last {
+        Some(texts) if texts.join(super::TEXT_BLOCK_SEPARATOR) == outcome.final_text => {
+            texts.into_iter().map(str::to_owned).collect()
+        }
+        _ => vec![outcome.final_text.clone()],
     }
 }
 
@@ -371,11 +478,7 @@ impl AgentTool {
             definitions.push(AgentDefinition::general_purpose());
             definitions.sort_by(|a, b| a.name.cmp(&b.name));
         }
-        let max_concurrent = std::env::var("CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|&n| n > 0)
-            .unwrap_or(DEFAULT_MAX_CONCURRENT);
+        let (max_concurrent, _warning) = max_concurrent_from_env();
         Self {
             shared: Arc::new(Shared {
                 agent_loop,
@@ -388,6 +491,7 @@ impl AgentTool {
             depth: 0,
             allowed: None,
             prompt: String::new(),
+            listing: Arc::new([]),
         }
         .with_caller_tools(&tool_registry::all_base_tools())
     }
@@ -403,7 +507,9 @@ impl AgentTool {
             pool.push(Arc::new(self.clone()));
         }
         let startable: Vec<AgentDefinition> = self.startable().cloned().collect();
-        self.prompt = build_prompt(&startable, &pool, self.depth + 1);
+        let lines = type_lines(&startable, &pool, self.depth + 1);
+        self.prompt = compose_prompt(lines.iter().map(|(_, line)| line.as_str()));
+        self.listing = lines.into();
         self
     }
 
@@ -445,6 +551,36 @@ impl AgentTool {
             .definitions
             .iter()
             .filter(|d| self.allowed.as_ref().is_none_or(|a| a.contains(&d.name)))
+    }
+
+    /// Whether the permission rules of `ctx` refuse agents of `definition`
+    /// ([`refused_types`](Self::refused_types)).
+    fn refused(&self, definition: &AgentDefinition, ctx: &ToolUseContext) -> bool {
+        self.refused_types([definition], ctx)
+            .contains(&definition.name)
+    }
+
+    /// Those of `definitions` the permission rules of `ctx` refuse, by type: a deny rule that
+    /// refuses the Agent call of the type (`Agent(reviewer)`, judged as the call would be,
+    /// by the session's permission engine, else by the context's deny rules), or a Read deny
+    /// rule that covers the definition's file ([`AgentDefinition::refused_file`]). The Agent
+    /// tool's description leaves them out, as Claude Code's `filterDeniedAgents` does.
+    fn refused_types<'a>(
+        &self,
+        definitions: impl IntoIterator<Item = &'a AgentDefinition>,
+        ctx: &ToolUseContext,
+    ) -> HashSet<String> {
+        let Some(engine) = tool_perms::PermissionEngine::for_walking(ctx) else {
+            return HashSet::new();
+        };
+        definitions
+            .into_iter()
+            .filter(|d| {
+                let call = json!({"description": "", "prompt": "", "subagent_type": d.name});
+                d.refused_file(ctx).is_some() || engine.rule_denial(self, &call, ctx).is_some()
+            })
+            .map(|d| d.name.clone())
+            .collect()
     }
 
     /// The tools of a sub-agent of `definition` called from `ctx`: the definition's choice,
@@ -499,8 +635,25 @@ impl TypedTool for AgentTool {
         "Launch a sub-agent that works on a task with its own tools and returns a report".into()
     }
 
+    /// The description made by [`with_caller_tools`](AgentTool::with_caller_tools), without
+    /// the types the permission rules of the loop's last run refuse (a deny rule on the
+    /// type's Agent call, a Read deny rule on its definition's file): judged each time, as
+    /// the rules may change during a session.
     fn prompt(&self) -> Cow<'_, str> {
-        Cow::Borrowed(&self.prompt)
+        let Some(view) = self.shared.agent_loop.permission_view() else {
+            return Cow::Borrowed(&self.prompt);
+        };
+        // The listing holds the types this tool may start.
+        let refused = self.refused_types(self.startable(), &view);
+        if refused.is_empty() {
+            return Cow::Borrowed(&self.prompt);
+        }
+        Cow::Owned(compose_prompt(
+            self.listing
+                .iter()
+                .filter(|(name, _)| !refused.contains(name))
+                .map(|(_, line)| line.as_str()),
+        ))
     }
 
     fn max_result_size(&self) -> MaxResultSize {
@@ -529,20 +682,45 @@ impl TypedTool for AgentTool {
     async fn validate_input(
         &self,
         input: &AgentInput,
-        _ctx: &ToolUseContext,
+        ctx: &ToolUseContext,
     ) -> Result<(), ValidationError> {
         if input.run_in_background == Some(true) {
             return Err(ValidationError::new(
                 "run_in_background is not supported: Toolwright runs agents in the foreground only. Call Agent again without run_in_background.",
             ));
         }
-        if self.definition(input.subagent_type.as_deref()).is_none() {
-            let names: Vec<&str> = self.startable().map(|d| d.name.as_str()).collect();
+        let Some(definition) = self.definition(input.subagent_type.as_deref()) else {
+            let names: Vec<&str> = self
+                .startable()
+                .filter(|d| !self.refused(d, ctx))
+                .map(|d| d.name.as_str())
+                .collect();
             return Err(ValidationError::new(format!(
                 "Agent type '{}' not found. Available agents: {}",
                 requested_type(input.subagent_type.as_deref()),
                 names.join(", ")
             )));
+        };
+        // Its body would go to the model without a Read permission: as the Skill tool
+        // refuses a skill whose file a Read deny rule covers.
+        if let Some(rule) = definition.refused_file(ctx) {
+            return Err(ValidationError::new(format!(
+                "Agent type '{}' cannot be started: its definition file {} is covered by the deny rule {}",
+                definition.name,
+                definition
+                    .path
+                    .as_deref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+                rule.rule
+            )));
+        }
+        let fable = match input.model {
+            Some(model) => model == AgentModel::Fable,
+            None => definition.model.as_deref().is_some_and(is_fable),
+        };
+        if fable && let Err(why) = resolve_fable() {
+            return Err(ValidationError::new(why));
         }
         if input.prompt.trim().is_empty() {
             return Err(ValidationError::new(
@@ -588,12 +766,17 @@ impl TypedTool for AgentTool {
         } else {
             ctx.options().model.clone()
         };
-        let model = match (input.model, &definition.model) {
-            (Some(AgentModel::Sonnet), _) => resolve_model("sonnet", &parent_model),
-            (Some(AgentModel::Opus), _) => resolve_model("opus", &parent_model),
-            (Some(AgentModel::Haiku), _) => resolve_model("haiku", &parent_model),
-            (None, Some(m)) => resolve_model(m, &parent_model),
-            (None, None) => parent_model,
+        let wanted = match input.model {
+            Some(AgentModel::Sonnet) => Some("sonnet"),
+            Some(AgentModel::Opus) => Some("opus"),
+            Some(AgentModel::Haiku) => Some("haiku"),
+            Some(AgentModel::Fable) => Some("fable"),
+            None => definition.model.as_deref(),
+        };
+        let model = match wanted {
+            Some(m) if is_fable(m) => resolve_fable().map_err(ToolError::Message)?,
+            Some(m) => resolve_model(m, &parent_model),
+            None => parent_model,
         };
         let n = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         let agent_id = format!("a{:x}{n:04x}", std::process::id());
@@ -642,7 +825,9 @@ impl TypedTool for AgentTool {
         let never = CancellationToken::new();
         let id_for_progress = agent_id.clone();
         // Each call's start, naming the agent and the call (a permission question about the
-        // call waits for it); a nested agent's, passed on as it came.
+        // call waits for it); a nested agent's, passed on as it came. What the sub-agent has
+        // for the user (a hook's system message, the SubagentStop cap) goes up as an
+        // `agent_notice`, which the caller's loop gives its host as a notice.
         let mut on_event = move |event: AgentEvent<'_>| match event {
             AgentEvent::ToolStarted { tool_use, .. } => progress.send(json!({
                 "type": "agent_progress",
@@ -653,6 +838,11 @@ impl TypedTool for AgentTool {
             AgentEvent::ToolProgress(_, data) if data["type"] == "agent_progress" => {
                 progress.send(data.clone());
             }
+            AgentEvent::Notice(text) => progress.send(json!({
+                "type": super::AGENT_NOTICE,
+                "agentId": id_for_progress,
+                "text": text,
+            })),
             _ => {}
         };
         let outcome = sub_loop
@@ -698,10 +888,13 @@ impl TypedTool for AgentTool {
             .to_owned(),
             agent_id,
             agent_type: definition.name,
-            content: vec![AgentText {
-                kind: "text".to_owned(),
-                text: outcome.final_text,
-            }],
+            content: final_blocks(&outcome)
+                .into_iter()
+                .map(|text| AgentText {
+                    kind: "text".to_owned(),
+                    text,
+                })
+                .collect(),
             resolved_model: model,
             total_tokens: outcome.usage.all_input() + outcome.usage.output_tokens,
             total_duration_ms: duration_ms,
@@ -717,20 +910,38 @@ impl TypedTool for AgentTool {
         }))
     }
 
+    /// The agent's final text: one text block per block of its answer, as Claude Code
+    /// returns them (one block is plain text); what it did not finish or what of its
+    /// definition was not applied follows the last one.
     fn to_content(&self, output: &AgentOutput) -> ToolResultContent {
-        let text: String = output.content.iter().map(|c| c.text.as_str()).collect();
-        let mut text = if text.trim().is_empty() {
-            "(the agent finished without a final answer)".to_owned()
-        } else {
-            text
-        };
+        let mut blocks: Vec<String> = output
+            .content
+            .iter()
+            .map(|c| c.text.clone())
+            .filter(|t| !t.trim().is_empty())
+            .collect();
+        if blocks.is_empty() {
+            blocks.push("(the agent finished without a final answer)".to_owned());
+        }
+        let mut notes = String::new();
         if let Some(why) = &output.stopped {
-            text.push_str(&format!("\n\n(the agent did not finish: {why})"));
+            notes.push_str(&format!("\n\n(the agent did not finish: {why})"));
         }
         for notice in &output.notices {
-            text.push_str(&format!("\n\n(the agent's definition: {notice})"));
+            notes.push_str(&format!("\n\n(the agent's definition: {notice})"));
         }
-        ToolResultContent::Text(text)
+        if let Some(last) = blocks.last_mut() {
+            last.push_str(&notes);
+        }
+        if blocks.len() == 1 {
+            return ToolResultContent::Text(blocks.remove(0));
+        }
+        ToolResultContent::Blocks(
+            blocks
+                .into_iter()
+                .map(|text| ContentBlock::Text { text })
+                .collect(),
+        )
     }
 }
 
@@ -1093,5 +1304,94 @@ mod tests {
             text.contains("- reviewer: Reviews (Tools: Read, Grep)"),
             "{text}"
         );
+    }
+
+    /// Answers with text, a call of a tool no one has, then more text, every time.
+    struct TextAroundACall;
+
+    #[async_trait]
+    impl ModelClient for TextAroundACall {
+        async fn stream(&self, _request: &ModelRequest) -> Result<EventStream, AgentError> {
+            let events = vec![
+                Ok(StreamEvent::Text("See src/a.rs".into())),
+                Ok(StreamEvent::ToolUse(tool_exec::ToolUse::new(
+                    "t1",
+                    "Nope",
+                    json!({}),
+                ))),
+                Ok(StreamEvent::Text("Next step: fix it.".into())),
+                Ok(StreamEvent::MessageStop),
+            ];
+            Ok(futures::stream::iter(events).boxed())
+        }
+    }
+
+    /// Found by review: a sub-agent's final answer of several text blocks reached its caller
+    /// joined with no separator (`See src/a.rsNext step: fix it.`). The result keeps them
+    /// apart, a text block each, as Claude Code's does; what the agent did not finish
+    /// follows the last one.
+    #[tokio::test]
+    async fn a_final_answer_of_several_text_blocks_is_returned_as_several_blocks() {
+        let agent_loop = AgentLoop::new(
+            Arc::new(TextAroundACall) as Arc<dyn ModelClient>,
+            Arc::new(Pipeline::allow_all()),
+            LoopConfig::new("m"),
+        );
+        let mut short = AgentDefinition::general_purpose();
+        short.name = "short".into();
+        short.max_turns = Some(1);
+        let tool = AgentTool::new(agent_loop, vec![short]);
+        let result = Tool::call(
+            &tool,
+            json!({"description": "d", "prompt": "p", "subagent_type": "short"}),
+            ToolUseContext::new("/"),
+            ProgressSender::none(),
+        )
+        .await
+        .unwrap();
+        let ToolResultContent::Blocks(blocks) = &result.data.content else {
+            panic!("{:?}", result.data.content);
+        };
+        let texts: Vec<&str> = blocks
+            .iter()
+            .map(|b| match b {
+                ContentBlock::Text { text } => text.as_str(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(texts.len(), 2, "{texts:?}");
+        assert_eq!(texts[0], "See src/a.rs");
+        assert!(
+            texts[1].starts_with("Next step: fix it.\n\n(the agent did not finish: "),
+            "{texts:?}"
+        );
+    }
+
+    /// `CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS`: a positive whole number is the cap, unset or
+    /// empty the default; anything else the default, said as the tool-use concurrency
+    /// variable's is.
+    #[test]
+    fn the_concurrent_subagents_variable_is_read_and_bad_values_said() {
+        assert_eq!(max_concurrent_from(None), (DEFAULT_MAX_CONCURRENT, None));
+        assert_eq!(
+            max_concurrent_from(Some(" ")),
+            (DEFAULT_MAX_CONCURRENT, None)
+        );
+        assert_eq!(max_concurrent_from(Some(" 2 ")), (2, None));
+        assert_eq!(
+            max_concurrent_from(Some("99999999999999999999999")),
+            (usize::MAX, None)
+        );
+        for bad in ["0", "abc", "-3", "1.5"] {
+            assert_eq!(
+                max_concurrent_from(Some(bad)),
+                (
+                    DEFAULT_MAX_CONCURRENT,
+                    Some(format!(
+                        "CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS={bad:?} is not a positive whole number of sub-agents; the default, 4, is used"
+                    ))
+                )
+            );
+        }
     }
 }

@@ -178,8 +178,10 @@ fn open_real(file: &Path) -> Option<(std::fs::File, PathBuf)> {
 
 /// `file`'s text: at most [`MAX_SKILL_BYTES`] of it, bytes that are not UTF-8 replaced, with
 /// a warning for each, whether it was cut, and the real path it was read from
-/// ([`open_real`]); `None` when it cannot be read.
-fn read_skill_file(file: &Path) -> Option<(String, Vec<String>, bool, PathBuf)> {
+/// (the file is resolved first and that real path opened; only a regular file is opened,
+/// never a FIFO or a device); `None` when it cannot be read. Also how the agent loop reads
+/// its agent definitions.
+pub fn read_skill_file(file: &Path) -> Option<(String, Vec<String>, bool, PathBuf)> {
     use std::io::Read as _;
     let mut bytes = Vec::new();
     let (handle, real) = open_real(file)?;
@@ -687,13 +689,23 @@ pub fn project_skill_link_outside(skill: &SkillInfo) -> Option<LinkOutside> {
         .and_then(Path::parent)
         .and_then(Path::parent)
         .unwrap_or(&skill.dir);
+    file_link_outside(project, &file, &skill.file)
+}
+
+/// Whether a project's file found at `file` (below `project`, links not resolved) and read
+/// from `real` (every link resolved, when it was read) leads out of `project` through a
+/// symbolic link: then `Some` with the first link on the way and where it leads. A
+/// `project` that no longer resolves counts as outside. The check of
+/// [`project_skill_link_outside`], for other files a project gives that are read without a
+/// Read permission (the agent loop's agent definitions).
+pub fn file_link_outside(project: &Path, file: &Path, real: &Path) -> Option<LinkOutside> {
     if let Ok(root) = std::fs::canonicalize(project)
-        && skill.file.starts_with(&root)
+        && real.starts_with(&root)
     {
         return None;
     }
     // The first link on the way, from the project down to the file.
-    let below = file.strip_prefix(project).unwrap_or(&file);
+    let below = file.strip_prefix(project).unwrap_or(file);
     let mut at = project.to_path_buf();
     let link = below
         .components()
@@ -703,11 +715,11 @@ pub fn project_skill_link_outside(skill: &SkillInfo) -> Option<LinkOutside> {
                 .is_ok_and(|m| m.file_type().is_symlink())
                 .then(|| at.clone())
         })
-        .unwrap_or_else(|| file.clone());
+        .unwrap_or_else(|| file.to_path_buf());
     Some(LinkOutside {
         project: project.to_path_buf(),
         link,
-        target: skill.file.clone(),
+        target: real.to_path_buf(),
     })
 }
 
@@ -765,10 +777,21 @@ pub fn denied_skill_file(
     ctx: &ToolUseContext,
     skill: &SkillInfo,
 ) -> Option<tool_core::SourcedRule> {
+    denied_file(ctx, &skill.path, &skill.file)
+}
+
+/// The Read deny rule of `ctx` that covers a file read without a Read permission, found at
+/// `file` and read from `real`, if one does (on either path). The check of
+/// [`denied_skill_file`], for other such files (the agent loop's agent definitions).
+pub fn denied_file(
+    ctx: &ToolUseContext,
+    file: &Path,
+    real: &Path,
+) -> Option<tool_core::SourcedRule> {
     let engine = tool_perms::PermissionEngine::for_walking(ctx)?;
     engine
-        .denied_by(&skill.path, tool_core::FileAccess::Read)
-        .or_else(|| engine.denied_by(&skill.file, tool_core::FileAccess::Read))
+        .denied_by(file, tool_core::FileAccess::Read)
+        .or_else(|| engine.denied_by(real, tool_core::FileAccess::Read))
 }
 
 /// Every skill in `roots`, first of each name only.

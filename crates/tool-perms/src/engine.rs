@@ -2487,10 +2487,12 @@ impl PermissionEngine {
     /// command that prints configuration values ([`git_config_files`] naming the
     /// repository's own files), each file that configuration includes. Outside the working
     /// directories it asks, under a Read deny rule it is denied, as `cat` of it would be. A
-    /// linked work tree's or submodule's git directory that points back at it is judged
-    /// by the Read rules only. Not for git told to work elsewhere (`-C`, `--git-dir`, a
-    /// `GIT_` variable: other checks ask), nor where the repository's files cannot be read
-    /// or the directory is not known (the check of the programs they name asks).
+    /// linked work tree's or submodule's git directory (and common directory) that points
+    /// back at it is judged by the Read rules only. Where what git reads cannot be known
+    /// (the repository's files cannot be read, the directory is not known) it asks, naming
+    /// why, before any allow rule; an `alternates` file that cannot be read asks whatever
+    /// the rules and the mode say. Not for git told to work elsewhere (`-C`, `--git-dir`,
+    /// a `GIT_` variable: other checks ask).
     fn git_repository_reads(
         &self,
         set: &RuleSet,
@@ -2510,8 +2512,13 @@ impl PermissionEngine {
             Some(GitConfigRead::Files(files)) if files.iter().any(|(f, _)| f.starts_with(".git/"))
         );
         let home = ctx.home().or(self.roots.home.as_deref());
-        let dirs = self.resolve_in_dirs(".", &sub.cwd, &sub.other_cwds, ctx)?;
         let text = sub.raw_text();
+        let Some(dirs) = self.resolve_in_dirs(".", &sub.cwd, &sub.other_cwds, ctx) else {
+            let why = format!(
+                "`{text}` needs approval: it runs in a directory not known here, so what git reads outside its repository cannot be checked."
+            );
+            return Some(Finding::new(Kind::Ask, why).sub(text.clone()));
+        };
         let mut worst: Option<Finding> = None;
         let mut seen: Vec<PathBuf> = Vec::new();
         for d in dirs.iter().flat_map(|d| [d.clone(), resolve_symlinks(d)]) {
@@ -2519,9 +2526,26 @@ impl PermissionEngine {
                 continue;
             }
             seen.push(d.clone());
-            let Some((outside, included)) = crate::git_config::repository_reads(&d, home) else {
-                continue;
+            let (outside, included) = match crate::git_config::repository_reads(&d, home) {
+                Ok(found) => found,
+                Err(why) => {
+                    let f = Finding::new(Kind::Ask, format!("`{text}` needs approval: {why}."));
+                    worst = Some(pick(worst, f.sub(text.clone())));
+                    continue;
+                }
             };
+            for o in outside.iter().filter(|o| o.unknown) {
+                let f = Finding::safety_ask(
+                    format!(
+                        "`{text}` makes git read what {} names, which cannot be checked: {}",
+                        o.path.display(),
+                        o.why
+                    ),
+                    text.clone(),
+                );
+                worst = Some(pick(worst, f));
+            }
+            let outside = outside.into_iter().filter(|o| !o.unknown);
             let included = included.into_iter().map(|p| {
                 (
                     p.clone(),

@@ -24,8 +24,9 @@
 //!
 //! The same reading tells what git reads besides the directory holding the `.git`
 //! ([`repository_reads`]: a git directory a gitfile or link leads to, `commondir`, object
-//! stores elsewhere, a work tree `core.worktree` moves, the files the configuration
-//! includes), which the engine judges as path reads.
+//! stores elsewhere (followed as git follows `alternates`), the targets of links in the git
+//! directory, a work tree `core.worktree` moves, the files the configuration includes),
+//! which the engine judges as path reads.
 //!
 //! Only the repository's own files: the user's (`~/.gitconfig`, `GIT_CONFIG_GLOBAL`,
 //! `/etc/gitconfig`, `GIT_CONFIG_SYSTEM`) are theirs to trust.
@@ -98,11 +99,16 @@ pub(crate) struct OutsideRead {
     pub(crate) path: PathBuf,
     /// Why git reads it, in words (naming the file and the key that make it).
     pub(crate) why: String,
-    /// The repository is a linked work tree or a submodule whose git directory points back
-    /// at its `.git` (`gitdir`, `core.worktree`) and lies inside its common directory:
-    /// the user's own layout, which only the Read rules judge, not the working
-    /// directories.
+    /// The path is the git directory or the common directory of a linked work tree or a
+    /// submodule whose git directory points back at its `.git` (`gitdir`, `core.worktree`)
+    /// and lies inside its common directory: the user's own layout, which only the Read
+    /// rules judge, not the working directories. Never an object store `alternates`
+    /// names, nor `objects`, `refs` or a link that leads elsewhere.
     pub(crate) linked: bool,
+    /// What git reads there cannot be known (an `alternates` file that cannot be read,
+    /// a git directory too large to look through for links): `path` names the file or
+    /// directory, `why` says why; it asks whatever the rules say.
+    pub(crate) unknown: bool,
 }
 
 /// What git, started in `dir`, reads besides the directory holding the `.git` its
@@ -112,15 +118,113 @@ pub(crate) struct OutsideRead {
 /// work tree the configuration moves (`core.worktree`, in `config`, `config.worktree` or a
 /// file they include) anywhere but inside that directory. With them, the files the found
 /// repository's configuration includes (`include.path`, `includeIf.*.path`, whatever the
-/// condition, as git opens them), whose values `git config --list` prints. `None` when the
-/// repository's files cannot be read ([`repository_programs`] asks about that).
+/// condition, as git opens them), whose values `git config --list` prints. The object
+/// stores are followed as git follows them (each one's own `info/alternates`, five levels
+/// down), and the git and common directories are looked through for symbolic links (git
+/// makes none there): each link's target outside that directory is a read. `Err` (in
+/// words) when the repository's files cannot be read: what git reads is not known. A
+/// repository whose files name a program (which [`repository_programs`] asks about, a
+/// Git LFS filter) is read again for this, its programs and hooks left aside.
 pub(crate) fn repository_reads(
     dir: &Path,
     home: Option<&Path>,
-) -> Option<(Vec<OutsideRead>, Vec<PathBuf>)> {
+) -> Result<(Vec<OutsideRead>, Vec<PathBuf>), String> {
     let scan = ScanCache::scan(dir, home);
-    let scan = scan.as_ref().as_ref().ok()?;
-    Some((scan.outside.clone(), scan.included.clone()))
+    if let Ok(scan) = scan.as_ref() {
+        return Ok((scan.outside.clone(), scan.included.clone()));
+    }
+    let scan = scan_with(dir, home, true)?;
+    Ok((scan.outside, scan.included))
+}
+
+/// git's limit on alternates of alternates (`link_alt_odb_entries`: deeper than 5 is
+/// ignored).
+const MAX_ALTERNATE_DEPTH: usize = 5;
+/// `alternates` files read at most for one repository; past it: asks.
+const MAX_ALTERNATES_FILES: usize = 64;
+/// Entries of a git directory looked at, at most, for symbolic links; past it: asks. A
+/// repository holds up to some 6,700 loose objects before git packs them itself.
+const MAX_GIT_DIR_ENTRIES: usize = 20_000;
+/// Directories deep the look for symbolic links goes in a git directory; deeper: asks.
+const MAX_GIT_DIR_DEPTH: usize = 16;
+
+/// git's `unquote_c_style`: `quoted` starts with `"`; the bytes it stands for and the
+/// length taken (up to and with the closing quote), or `None` where git's unquoting fails
+/// (no closing quote, an unknown escape, a bad octal one).
+fn unquote_c_style(quoted: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let mut out = Vec::new();
+    let mut i = 1;
+    if quoted.first() != Some(&b'"') {
+        return None;
+    }
+    loop {
+        match *quoted.get(i)? {
+            b'"' => return Some((out, i + 1)),
+            b'\\' => {}
+            0 => return None,
+            c => {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+        }
+        i += 1;
+        let c = *quoted.get(i)?;
+        i += 1;
+        let b = match c {
+            b'a' => 0x07,
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'v' => 0x0b,
+            b'\\' | b'"' => c,
+            b'0'..=b'3' => {
+                let d1 = *quoted.get(i)?;
+                let d2 = *quoted.get(i + 1)?;
+                if !(b'0'..=b'7').contains(&d1) || !(b'0'..=b'7').contains(&d2) {
+                    return None;
+                }
+                i += 2;
+                ((c - b'0') << 6) | ((d1 - b'0') << 3) | (d2 - b'0')
+            }
+            _ => return None,
+        };
+        out.push(b);
+    }
+}
+
+/// The object stores an `alternates` file names, as git's `link_alt_odb_entries` reads
+/// them: up to the first NUL, one per line; a line starting with `#` is a comment; one
+/// starting with `"` is C-unquoted (`unquote_c_style`), and the character after its
+/// closing quote is skipped, the rest of the line being another entry; a quoted one that
+/// fails to unquote is taken as written. Empty entries are none; an entry stops at a NUL
+/// its unquoting makes.
+fn alternate_entries(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let s = bytes.split(|&b| b == 0).next().unwrap_or_default();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < s.len() {
+        let rest = &s[i..];
+        let line = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+        let (entry, end) = if rest[0] == b'#' {
+            (Vec::new(), line)
+        } else if let Some((e, n)) = (rest[0] == b'"').then(|| unquote_c_style(rest)).flatten() {
+            (e, n)
+        } else {
+            (rest[..line].to_vec(), line)
+        };
+        i += end;
+        if i < s.len() {
+            i += 1;
+        }
+        let entry = entry.split(|&b| b == 0).next().unwrap_or_default();
+        if !entry.is_empty() {
+            out.push(entry.to_vec());
+        }
+    }
+    out
 }
 
 /// What reading a repository found, for any command: the programs only some commands run,
@@ -237,7 +341,14 @@ impl Drop for ScanCache {
 
 /// Reads the repository git finds from `dir` (see [`repository_programs`]).
 fn scan(dir: &Path, home: Option<&Path>) -> Result<Scan, String> {
+    scan_with(dir, home, false)
+}
+
+/// [`scan`]; `reads_only`: for [`repository_reads`] alone, a program the configuration
+/// names and the hooks are left aside (only what cannot be read is an `Err`).
+fn scan_with(dir: &Path, home: Option<&Path>, reads_only: bool) -> Result<Scan, String> {
     let mut check = Check {
+        reads_only,
         home,
         repositories: 0,
         config_files: 0,
@@ -565,6 +676,73 @@ fn read_gitfile(file: &Path) -> Result<PathBuf, String> {
     }
 }
 
+/// The symbolic links found in git directories ([`Check::outside_reads`]), bounded.
+struct LinkWalk {
+    /// Entries looked at so far ([`MAX_GIT_DIR_ENTRIES`]).
+    entries: usize,
+    /// Directories walked (a link to a directory is walked once).
+    seen: Vec<PathBuf>,
+    /// Each link found, with its target resolved (itself when it dangles).
+    links: Vec<(PathBuf, PathBuf)>,
+}
+
+impl LinkWalk {
+    /// Looks through `dir`, `depth` directories down, for symbolic links, not following
+    /// them (a link to a directory is followed as a directory of its own when its target
+    /// is a directory); `hooks` is left out (git runs what is there, and the check of
+    /// hooks judges it). `Err` (in words) past the bounds, or when a directory cannot be
+    /// listed.
+    fn dir(&mut self, dir: &Path, depth: usize) -> Result<(), String> {
+        if self.seen.iter().any(|s| s == dir) {
+            return Ok(());
+        }
+        self.seen.push(dir.to_path_buf());
+        if depth > MAX_GIT_DIR_DEPTH {
+            return Err(format!(
+                "it is more than {MAX_GIT_DIR_DEPTH} directories deep, too deep to look through for links"
+            ));
+        }
+        let list = match std::fs::read_dir(dir) {
+            Ok(l) => l,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                return Err(format!(
+                    "{} cannot be looked through for links ({e})",
+                    dir.display()
+                ));
+            }
+        };
+        for entry in list {
+            let entry = entry.map_err(|e| {
+                format!("{} cannot be looked through for links ({e})", dir.display())
+            })?;
+            self.entries += 1;
+            if self.entries > MAX_GIT_DIR_ENTRIES {
+                return Err(format!(
+                    "it holds more than {MAX_GIT_DIR_ENTRIES} entries, too many to look through for links"
+                ));
+            }
+            let path = entry.path();
+            if depth == 0 && entry.file_name() == "hooks" {
+                continue;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_symlink() {
+                let target = shown_path(path.clone());
+                if target.is_dir() {
+                    self.dir(&target, depth + 1)?;
+                }
+                self.links.push((path, target));
+            } else if kind.is_dir() {
+                self.dir(&path, depth + 1)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The common directory of `git_dir` ([`git_common_dir`]).
 fn common_dir(git_dir: &Path) -> Result<PathBuf, String> {
     git_common_dir(git_dir)
@@ -581,6 +759,8 @@ fn shown_path(path: PathBuf) -> PathBuf {
 type Consulted = Rc<Vec<Parsed>>;
 
 struct Check<'a> {
+    /// [`scan_with`]'s `reads_only`.
+    reads_only: bool,
     home: Option<&'a Path>,
     repositories: usize,
     /// Configuration files read so far ([`MAX_CONFIG_FILES`]).
@@ -636,6 +816,7 @@ impl Check<'_> {
         for e in &entries {
             match e.runs_a_program(promisor) {
                 None => {}
+                Some((When::Always, _)) if self.reads_only => {}
                 Some((When::Always, what)) => {
                     return Err(format!("{} sets {}, {what}", e.file.display(), e.name()));
                 }
@@ -661,7 +842,9 @@ impl Check<'_> {
             None => repo.work_tree.clone(),
         };
         self.outside_reads(repo, &entries);
-        self.hooks(repo, &entries, work_tree.as_deref())?;
+        if !self.reads_only {
+            self.hooks(repo, &entries, work_tree.as_deref())?;
+        }
         if let Some(work_tree) = work_tree {
             self.submodules(repo, &entries, &work_tree, depth)?;
         }
@@ -709,7 +892,8 @@ impl Check<'_> {
         }
         // Only the user's own layout points back from inside the common directory: a git
         // directory a planted tree holds may point back at it, and its `commondir` lead
-        // anywhere.
+        // anywhere. The exemption covers the git and common directories themselves, never
+        // what leads on from them.
         let linked = points_back && git_dir.starts_with(&common);
         let dot_git = repo.at.join(".git");
         let shown = dot_git.display();
@@ -723,43 +907,105 @@ impl Check<'_> {
             format!("{shown} leads to its common directory (commondir)"),
             linked,
         ));
+        let own = |p: &Path| p.starts_with(&git_dir) || p.starts_with(&common);
         for sub in ["objects", "refs"] {
             let p = shown_path(repo.common_dir.join(sub));
-            reads.push((p, format!("{shown} leads to its {sub}"), linked));
-        }
-        let objects = repo.common_dir.join("objects");
-        let alternates = objects.join("info/alternates");
-        match read_small(&alternates, MAX_CONFIG_BYTES) {
-            Ok(None) => {}
-            Ok(Some(bytes)) => {
-                for line in String::from_utf8_lossy(&bytes).lines() {
-                    let line = line.trim_end_matches('\r');
-                    if line.is_empty() || line.starts_with('#') {
-                        continue;
-                    }
-                    // A quoted path (C-style) is taken without its quotes; an escape in it
-                    // leaves a path that is not there, judged as it is.
-                    let path = line
-                        .strip_prefix('"')
-                        .and_then(|l| l.strip_suffix('"'))
-                        .unwrap_or(line);
-                    reads.push((
-                        shown_path(objects.join(path)),
-                        format!("{} names it as an object store", alternates.display()),
-                        linked,
-                    ));
-                }
+            if !own(&p) {
+                reads.push((p, format!("{shown} leads to its {sub}"), false));
             }
-            // Not known: the file itself stands for what it names, wherever it is.
-            Err(why) => self.outside.push(OutsideRead {
-                path: alternates.clone(),
+        }
+        self.alternates(&repo.common_dir.join("objects"), &mut reads);
+        // Links git never makes in its directories: `config`, `packed-refs`,
+        // `objects/pack`, `refs/heads`, `logs`, `info/exclude` leading elsewhere.
+        let mut walk = LinkWalk {
+            entries: 0,
+            seen: Vec::new(),
+            links: Vec::new(),
+        };
+        let mut too_many = None;
+        for dir in [&git_dir, &common] {
+            if let Err(why) = walk.dir(dir, 0) {
+                too_many = Some((dir.clone(), why));
+                break;
+            }
+        }
+        for (link, target) in walk.links {
+            if !own(&target) {
+                reads.push((target, format!("{} is a link to it", link.display()), false));
+            }
+        }
+        if let Some((dir, why)) = too_many {
+            self.outside.push(OutsideRead {
+                path: dir,
                 why,
                 linked: false,
-            }),
+                unknown: true,
+            });
         }
         for (path, why, linked) in reads {
             if !path.starts_with(&at) && !self.outside.iter().any(|o| o.path == path) {
-                self.outside.push(OutsideRead { path, why, linked });
+                self.outside.push(OutsideRead {
+                    path,
+                    why,
+                    linked,
+                    unknown: false,
+                });
+            }
+        }
+    }
+
+    /// The object stores `objects/info/alternates` names, and theirs, as git follows them
+    /// (five levels down, relative entries from the store that names them), into `reads`;
+    /// a file that cannot be read (no regular file, too large) is an unknown read.
+    fn alternates(&mut self, objects: &Path, reads: &mut Vec<(PathBuf, String, bool)>) {
+        let mut files = 0;
+        let mut todo = vec![(objects.to_path_buf(), 0)];
+        let mut seen: Vec<PathBuf> = Vec::new();
+        while let Some((store, depth)) = todo.pop() {
+            let file = store.join("info/alternates");
+            files += 1;
+            if files > MAX_ALTERNATES_FILES {
+                self.outside.push(OutsideRead {
+                    path: file,
+                    why: format!(
+                        "object stores name more than {MAX_ALTERNATES_FILES} others, more than is followed here"
+                    ),
+                    linked: false,
+                    unknown: true,
+                });
+                return;
+            }
+            // A store that is no directory holds no `alternates` git could read.
+            if std::fs::metadata(&file)
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::NotADirectory)
+            {
+                continue;
+            }
+            let bytes = match read_small(&file, MAX_CONFIG_BYTES) {
+                Ok(None) => continue,
+                Ok(Some(bytes)) => bytes,
+                Err(why) => {
+                    self.outside.push(OutsideRead {
+                        path: file,
+                        why: format!("the object stores it names cannot be known: {why}"),
+                        linked: false,
+                        unknown: true,
+                    });
+                    continue;
+                }
+            };
+            let base = shown_path(store.clone());
+            for entry in alternate_entries(&bytes) {
+                let path = shown_path(base.join(std::ffi::OsStr::from_bytes(&entry)));
+                reads.push((
+                    path.clone(),
+                    format!("{} names it as an object store", file.display()),
+                    false,
+                ));
+                if depth < MAX_ALTERNATE_DEPTH && !seen.contains(&path) && path.is_dir() {
+                    seen.push(path.clone());
+                    todo.push((path, depth + 1));
+                }
             }
         }
     }

@@ -301,3 +301,233 @@ async fn files_the_repository_s_config_includes_are_path_reads() {
     let got = decide(&fx, &r, "default", "git config --list").await;
     assert_eq!(behavior(&got), "allow", "{got:?}");
 }
+
+/// What the engine decides for `command` run by Bash in `cwd`, in default mode, with the
+/// Bash allow rules `allow`.
+async fn decide_allowing(
+    fx: &Fixture,
+    cwd: &Path,
+    command: &str,
+    allow: &[&str],
+) -> PermissionResult {
+    let c = case("", "Bash", command).allow(allow);
+    let (engine, ctx) = context(fx, &c);
+    let ctx = ctx.with_cwd(cwd);
+    engine
+        .decide(&probe(fx, "Bash"), &fx.input("Bash", command), &ctx)
+        .await
+}
+
+/// A planted repository at `fx.proj/name` (made fresh) whose branch `master` names the
+/// private repository's commit, for its objects to be reached some other way.
+fn planted(fx: &Fixture, name: &str, private: &Path) -> std::path::PathBuf {
+    let g = fx.proj.join(name);
+    let _ = std::fs::remove_dir_all(&g);
+    std::fs::create_dir_all(&g).unwrap();
+    git(fx, &g, &["init", "-q", "-b", "master"]);
+    let head = git(fx, private, &["rev-parse", "HEAD"]);
+    std::fs::write(g.join(".git/refs/heads/master"), head).unwrap();
+    g
+}
+
+/// Review 35b, finding 1: a planted `.git` that points back at itself (`core.worktree =
+/// ..`, or a `gitdir` file naming its `.git`) claimed the linked-work-tree exemption, so an
+/// `alternates` naming the private repository's objects, or `objects` linked to them, was
+/// judged by the Read rules only: `git log -p` printed the private file, allowed with no
+/// rules (shown real). Now only a linked work tree's git and common directories are
+/// exempt: the object stores ask.
+#[tokio::test]
+async fn a_planted_git_directory_pointing_back_is_no_linked_work_tree() {
+    let fx = Fixture::new();
+    let private = private_repository(&fx);
+    let objects = private.join(".git/objects");
+    let layouts: [Layout<'_>; 3] = [
+        (
+            "core.worktree = .. and alternates",
+            Box::new(|g: &Path| {
+                git(&fx, g, &["config", "core.worktree", ".."]);
+                std::fs::write(
+                    g.join(".git/objects/info/alternates"),
+                    format!("{}\n", objects.display()),
+                )
+                .unwrap();
+            }),
+        ),
+        (
+            "a gitdir file and alternates",
+            Box::new(|g: &Path| {
+                std::fs::write(
+                    g.join(".git/gitdir"),
+                    format!("{}\n", g.join(".git").display()),
+                )
+                .unwrap();
+                std::fs::write(
+                    g.join(".git/objects/info/alternates"),
+                    format!("{}\n", objects.display()),
+                )
+                .unwrap();
+            }),
+        ),
+        (
+            "core.worktree = .. and objects linked",
+            Box::new(|g: &Path| {
+                git(&fx, g, &["config", "core.worktree", ".."]);
+                std::fs::remove_dir_all(g.join(".git/objects")).unwrap();
+                std::os::unix::fs::symlink(&objects, g.join(".git/objects")).unwrap();
+            }),
+        ),
+    ];
+    for (what, make) in layouts {
+        let g = planted(&fx, "g", &private);
+        make(&g);
+        assert_prints(&fx, &g, &["log", "-p"], "hunter2");
+        let got = decide(&fx, &g, "default", "git log -p").await;
+        assert_eq!(behavior(&got), "ask", "{what}: {got:?}");
+        assert!(message(&got).contains("private"), "{what}: {got:?}");
+    }
+}
+
+/// Review 35b, finding 2: `alternates` was read unlike git: a quoted entry is C-unquoted
+/// (`"\057home…"`), the character after its closing quote skipped and the rest another
+/// entry, and git follows each store's own `alternates` (five levels). Each reached the
+/// private repository's objects unasked (shown real). Now read as git reads it.
+#[tokio::test]
+async fn alternates_are_read_as_git_reads_them() {
+    let fx = Fixture::new();
+    let private = private_repository(&fx);
+    let objects = private.join(".git/objects").display().to_string();
+    let octal: String = objects
+        .bytes()
+        .map(|b| {
+            if b == b'/' {
+                "\\057".to_owned()
+            } else {
+                (b as char).to_string()
+            }
+        })
+        .collect();
+    let mid = fx.proj.join("mid/objects");
+    std::fs::create_dir_all(mid.join("info")).unwrap();
+    std::fs::write(mid.join("info/alternates"), format!("{objects}\n")).unwrap();
+    let contents = [
+        ("octal escapes", format!("\"{octal}\"\n")),
+        (
+            "text after the closing quote",
+            format!("\"nothere\"X{objects}\n"),
+        ),
+        ("an alternate's alternates", format!("{}\n", mid.display())),
+    ];
+    for (what, text) in contents {
+        let g = planted(&fx, "g", &private);
+        std::fs::write(g.join(".git/objects/info/alternates"), text).unwrap();
+        assert_prints(&fx, &g, &["log", "-p"], "hunter2");
+        let got = decide(&fx, &g, "default", "git log -p").await;
+        assert_eq!(behavior(&got), "ask", "{what}: {got:?}");
+        assert!(message(&got).contains("private"), "{what}: {got:?}");
+    }
+}
+
+/// Review 35b, finding 3: an `alternates` file that cannot be read here (larger than 64
+/// KiB: 700 comment lines, then the private store, which git reads; a FIFO) stood for
+/// itself, a path inside the project, and was allowed. Now it asks, naming it.
+#[tokio::test]
+async fn an_alternates_file_that_cannot_be_read_asks() {
+    let fx = Fixture::new();
+    let private = private_repository(&fx);
+    let objects = private.join(".git/objects").display().to_string();
+    let g = planted(&fx, "big", &private);
+    let file = g.join(".git/objects/info/alternates");
+    let mut text = format!("#{}\n", "x".repeat(100)).repeat(700);
+    text.push_str(&format!("{objects}\n"));
+    std::fs::write(&file, text).unwrap();
+    assert_prints(&fx, &g, &["log", "-p"], "hunter2");
+    let got = decide(&fx, &g, "default", "git log -p").await;
+    assert_eq!(behavior(&got), "ask", "{got:?}");
+    assert!(message(&got).contains("alternates"), "{got:?}");
+    let g = planted(&fx, "fifo", &private);
+    let file = g.join(".git/objects/info/alternates");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&file)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let got = decide(&fx, &g, "default", "git log -p").await;
+    assert_eq!(behavior(&got), "ask", "{got:?}");
+    assert!(message(&got).contains("alternates"), "{got:?}");
+}
+
+/// Review 35b, finding 4: where the repository's files cannot be read (a `commondir` to
+/// the private repository and a `config.worktree` git ignores but that cannot be parsed
+/// here), the outside reads were not checked and only the later check of programs asked,
+/// after allow rules: with `Bash(git log:*)` allowed, `git log -p` printed the private
+/// file unasked (shown real). Now it asks, naming why, whatever the allow rules.
+#[tokio::test]
+async fn a_repository_that_cannot_be_read_asks_before_allow_rules() {
+    let fx = Fixture::new();
+    let private = private_repository(&fx);
+    let g = fx.proj.join("g");
+    std::fs::create_dir_all(g.join(".git")).unwrap();
+    std::fs::write(g.join(".git/HEAD"), "ref: refs/heads/master\n").unwrap();
+    std::fs::write(
+        g.join(".git/commondir"),
+        format!("{}\n", private.join(".git").display()),
+    )
+    .unwrap();
+    std::fs::write(g.join(".git/config.worktree"), "[[[\n").unwrap();
+    assert_prints(&fx, &g, &["log", "-p"], "hunter2");
+    let got = decide_allowing(&fx, &g, "git log -p", &["Bash(git log:*)"]).await;
+    assert_eq!(behavior(&got), "ask", "{got:?}");
+    assert!(message(&got).contains("config.worktree"), "{got:?}");
+    // A repository whose configuration names a program (a Git LFS filter) but leads
+    // nowhere outside: the allow rule still allows it.
+    let r = repository(&fx, "lfs");
+    git(
+        &fx,
+        &r,
+        &["config", "filter.lfs.clean", "git-lfs clean -- %f"],
+    );
+    let got = decide_allowing(&fx, &r, "git log -p", &["Bash(git log:*)"]).await;
+    assert_eq!(behavior(&got), "allow", "{got:?}");
+}
+
+/// Review 35b, finding 5: links inside a planted `.git` other than `objects` and `refs`
+/// were not judged: `config` linked to the private repository's (`git config --list`
+/// prints its remote's credentials), `objects/pack` linked to its packs (`git log -p`
+/// prints its file), shown real. Now each link's target outside is a path read.
+#[tokio::test]
+async fn links_inside_a_planted_git_directory_are_path_reads() {
+    let fx = Fixture::new();
+    let private = private_repository(&fx);
+    git(
+        &fx,
+        &private,
+        &["remote", "add", "origin", "https://u:tok3n@example.com/x"],
+    );
+    git(&fx, &private, &["gc", "-q"]);
+    let g = planted(&fx, "cfg", &private);
+    std::fs::remove_file(g.join(".git/config")).unwrap();
+    std::os::unix::fs::symlink(private.join(".git/config"), g.join(".git/config")).unwrap();
+    assert_prints(&fx, &g, &["config", "--list"], "tok3n");
+    let got = decide(&fx, &g, "default", "git config --list").await;
+    assert_eq!(behavior(&got), "ask", "{got:?}");
+    assert!(message(&got).contains("private"), "{got:?}");
+    let g = planted(&fx, "pack", &private);
+    let pack = g.join(".git/objects/pack");
+    std::fs::remove_dir_all(&pack).unwrap();
+    std::os::unix::fs::symlink(private.join(".git/objects/pack"), &pack).unwrap();
+    assert_prints(&fx, &g, &["log", "-p"], "hunter2");
+    let got = decide(&fx, &g, "default", "git log -p").await;
+    assert_eq!(behavior(&got), "ask", "{got:?}");
+    assert!(message(&got).contains("private"), "{got:?}");
+    // A link that stays inside the project is no outside read.
+    let g = planted(&fx, "inside", &private);
+    std::fs::create_dir_all(fx.proj.join("shared")).unwrap();
+    std::fs::write(fx.proj.join("shared/exclude"), "*.o\n").unwrap();
+    std::fs::remove_file(g.join(".git/info/exclude")).unwrap();
+    std::os::unix::fs::symlink(fx.proj.join("shared/exclude"), g.join(".git/info/exclude"))
+        .unwrap();
+    std::fs::write(g.join(".git/refs/heads/master"), "").unwrap();
+    std::fs::remove_file(g.join(".git/refs/heads/master")).unwrap();
+    let got = decide(&fx, &g, "default", "git status").await;
+    assert_eq!(behavior(&got), "allow", "{got:?}");
+}

@@ -1074,7 +1074,13 @@ fn check_registered(wanted: &Path, common: &Path) -> Result<(), String> {
         Ok(None) => return Err(not(format!("{} does not exist", gitfile.display()))),
         Err(why) => return Err(not_gitfile(why)),
     };
-    let Some(target) = text.trim_ascii_end().strip_prefix(b"gitdir: ") else {
+    // git strips only line ends from a gitfile (`read_gitfile_gently`): a trailing space
+    // or tab is part of the path it names.
+    let mut target = &text[..];
+    while let [rest @ .., b'\n' | b'\r'] = target {
+        target = rest;
+    }
+    let Some(target) = target.strip_prefix(b"gitdir: ") else {
         return Err(not_gitfile("it does not start with `gitdir: `".to_owned()));
     };
     let admin = canonical(&printed_path(wanted, target));
@@ -2088,6 +2094,56 @@ mod tests {
         nix::unistd::mkfifo(&wt.join(".git"), nix::sys::stat::Mode::S_IRWXU).unwrap();
         let err = check_registered(&wt, &common).unwrap_err();
         assert!(err.contains("gitfile"), "{err}");
+    }
+
+    /// Review 35b, finding 6: a gitfile whose path ends in a space names another
+    /// directory for git (it strips only line ends), which does not take the work tree for
+    /// a repository; it was trimmed of spaces and tabs too and taken for a live worktree.
+    #[test]
+    fn a_gitfile_is_trimmed_of_line_ends_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let repo = base.join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        let git = |dir: &Path, args: &[&str]| {
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(dir)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_AUTHOR_NAME", "t")
+                .env("GIT_AUTHOR_EMAIL", "t@example.com")
+                .env("GIT_COMMITTER_NAME", "t")
+                .env("GIT_COMMITTER_EMAIL", "t@example.com")
+                .output()
+                .unwrap()
+        };
+        assert!(git(&repo, &["init", "-q"]).status.success());
+        assert!(
+            git(&repo, &["commit", "-q", "--allow-empty", "-m", "one"])
+                .status
+                .success()
+        );
+        let wt = base.join("wt");
+        let wt_arg = wt.display().to_string();
+        assert!(
+            git(&repo, &["worktree", "add", "-q", &wt_arg])
+                .status
+                .success()
+        );
+        let common = repo.join(".git");
+        check_registered(&wt, &common).unwrap();
+        for end in [" \n", "\t\n"] {
+            let text = std::fs::read_to_string(wt.join(".git")).unwrap();
+            let text = format!("{}{end}", text.trim_end());
+            std::fs::write(wt.join(".git"), text).unwrap();
+            assert!(
+                !git(&wt, &["rev-parse", "--git-dir"]).status.success(),
+                "git takes the gitfile ending in {end:?}"
+            );
+            let err = check_registered(&wt, &common).unwrap_err();
+            assert!(err.contains("not a live worktree"), "{err}");
+        }
     }
 
     /// Review finding 1: the configuration is read as git reads it, includes whatever

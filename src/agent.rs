@@ -1451,7 +1451,13 @@ impl AgentLoop {
                         }
                     }
                     Some(ExecutorEvent::Progress(p)) => {
-                        if p.data["type"] == AGENT_NOTICE
+                        // Only the Agent tool's calls speak for a sub-agent: another tool's
+                        // progress of that shape is that tool's progress.
+                        let from_agent = by_id.get(&p.tool_use_id).is_some_and(|(t, _)| {
+                            matches!(t.name.as_str(), "Agent" | "Task")
+                        });
+                        if from_agent
+                            && p.data["type"] == AGENT_NOTICE
                             && let Some(text) = p.data["text"].as_str()
                         {
                             // A sub-agent's notice: for the user, as this loop's own are.

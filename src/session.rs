@@ -1193,9 +1193,10 @@ impl Session {
         // What of the project's own settings `env` was not applied (`settings_env`, which
         // `main` set in the environment before anything started).
         notices.extend(ENV_WITHHELD_NOTICE.get().cloned().flatten());
-        // A concurrency cap that is no number (`TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY=abc`):
-        // said here, where the user sees it; the executors read the same variables (the
-        // settings' `env` is in the environment by now).
+        // A concurrency cap that is no number (`TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY=abc`),
+        // or one past what the open-file limit holds: said here, where the user sees it; the
+        // executors read the same variables (the settings' `env` is in the environment by
+        // now) and the same limit.
         notices.extend(tool_exec::ExecutorConfig::from_env_with_warnings().1);
         let servers = std::mem::take(&mut setup.servers);
         let (cwd, permission) = (setup.cwd.clone(), setup.permission.clone());

@@ -2501,10 +2501,7 @@ impl PermissionEngine {
         ctx: &ToolUseContext,
         git_env: bool,
     ) -> Option<Finding> {
-        if git_env
-            || git_repository_elsewhere(words)
-            || sub.assignments.iter().any(|a| a.name.starts_with("GIT_"))
-        {
+        if git_sent_elsewhere(sub, words, git_env) {
             return None;
         }
         let prints_config = matches!(
@@ -3775,11 +3772,7 @@ impl PermissionEngine {
         ctx: &ToolUseContext,
         git_env: bool,
     ) -> Option<bool> {
-        if git_env
-            || git_repository_elsewhere(words)
-            || sub.assignments.iter().any(|a| a.name.starts_with("GIT_"))
-            || inherited_git_variable().is_some()
-        {
+        if git_sent_elsewhere(sub, words, git_env) || inherited_git_variable().is_some() {
             return None;
         }
         let dirs = self.resolve_in_dirs(".", &sub.cwd, &sub.other_cwds, ctx)?;
@@ -8367,6 +8360,16 @@ fn merge(subject: Option<Finding>, own: PermissionResult) -> (Finding, Option<Va
         }
     };
     (chosen, updated)
+}
+
+/// Whether git in `sub` (its words `words`) is told to work on another repository than the one
+/// its directory holds: `-C`, `--git-dir` and the like, a `GIT_` variable assigned on the
+/// command line, or (`git_env`) one set earlier in the line. Such git is asked about by the
+/// checks of those, not judged by the repository found here.
+fn git_sent_elsewhere(sub: &SimpleCommand, words: &[Word], git_env: bool) -> bool {
+    git_env
+        || git_repository_elsewhere(words)
+        || sub.assignments.iter().any(|a| a.name.starts_with("GIT_"))
 }
 
 #[cfg(test)]

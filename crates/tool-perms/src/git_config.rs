@@ -5,8 +5,7 @@
 //! index, and the same in every submodule git goes into. Such a repository arrives with an
 //! archive, a shared folder or a copied tree (`git clone` does not carry `.git/config`).
 //! Read without running git (which would obey that configuration), bounded, once per
-//! permission check ([`ScanCache`]); what cannot be read or understood counts as naming a
-//! program.
+//! permission check; what cannot be read or understood counts as naming a program.
 //!
 //! Most programs run for any of these commands. Two kinds run only for some, and ask only
 //! for those: a signing program (`gpg.program`, `gpg.<format>.program`) runs when git
@@ -20,13 +19,18 @@
 //! here, may set `log.showSignature`).
 //!
 //! Which repository git uses is found as git's discovery finds it, with git's own test of a
-//! git directory ([`is_git_directory`]); a `.git` git may or may not take asks.
+//! git directory; a `.git` git may or may not take asks.
 //!
-//! The same reading tells what git reads besides the directory holding the `.git`
-//! ([`repository_reads`]: a git directory a gitfile or link leads to, `commondir`, object
+//! The same reading tells what git reads besides the directory holding the `.git` (a git
+//! directory a gitfile or link leads to, `commondir`, object
 //! stores elsewhere (followed as git follows `alternates`), the targets of links in the git
 //! directory, a work tree `core.worktree` moves, the files the configuration includes),
 //! which the engine judges as path reads.
+//!
+//! Public: the reading of git's configuration syntax ([`parse_config`], [`ConfigEntry`])
+//! and of an include's path ([`include_path`]), for the worktree tools, which look for
+//! filter drivers in a repository's configuration before they let git check files out.
+//! Nothing here runs git.
 //!
 //! Only the repository's own files: the user's (`~/.gitconfig`, `GIT_CONFIG_GLOBAL`,
 //! `/etc/gitconfig`, `GIT_CONFIG_SYSTEM`) are theirs to trust.
@@ -49,8 +53,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 /// A configuration file (or gitfile, `commondir`) larger than this is not read: it asks.
 const MAX_CONFIG_BYTES: u64 = 64 << 10;
-/// git's own limit on nested includes (`MAX_INCLUDE_DEPTH`).
-const MAX_INCLUDE_DEPTH: usize = 10;
+/// git's own limit on nested includes (`MAX_INCLUDE_DEPTH` in git's `config.c`).
+pub const MAX_INCLUDE_DEPTH: usize = 10;
 /// An index larger than this is not read (its submodules cannot be known): it asks.
 const MAX_INDEX_BYTES: u64 = 256 << 20;
 /// Submodules inside submodules deeper than this ask.
@@ -497,7 +501,7 @@ fn valid_head(head: &Path) -> Result<bool, String> {
     if let Some(rest) = text.strip_prefix(b"ref:") {
         let start = rest
             .iter()
-            .position(|&c| !is_space(c))
+            .position(|&c| !is_config_space(c))
             .unwrap_or(rest.len());
         if rest[start..].starts_with(b"refs/") {
             return Ok(true);
@@ -756,7 +760,7 @@ fn shown_path(path: PathBuf) -> PathBuf {
 
 /// What one configuration file holds that the check consults (see
 /// [`Entry::consulted`]), and its includes, in order.
-type Consulted = Rc<Vec<Parsed>>;
+type Consulted = Rc<Vec<ConfigEntry>>;
 
 struct Check<'a> {
     /// [`scan_with`]'s `reads_only`.
@@ -1045,7 +1049,7 @@ impl Check<'_> {
                         shown.display()
                     ));
                 };
-                let parsed = parse(&bytes).map_err(|line| {
+                let parsed = parse_config(&bytes).map_err(|line| {
                     format!(
                         "{} cannot be parsed as git configuration (line {line})",
                         shown.display()
@@ -1054,7 +1058,7 @@ impl Check<'_> {
                 let consulted: Consulted = Rc::new(
                     parsed
                         .into_iter()
-                        .filter(|p| is_include(p) || Entry::from_parsed(p, &shown).consulted())
+                        .filter(|p| p.is_include() || Entry::from_parsed(p, &shown).consulted())
                         .collect(),
                 );
                 self.parsed
@@ -1063,13 +1067,13 @@ impl Check<'_> {
             }
         };
         for p in parsed.iter() {
-            if !is_include(p) {
+            if !p.is_include() {
                 entries.push(Entry::from_parsed(p, &shown));
                 continue;
             }
             // What it includes, whatever its condition (`includeIf.gitdir:…`), as git
             // would if the condition held.
-            let Some(path) = p.3.as_deref() else {
+            let Some(path) = p.value.as_deref() else {
                 return Err(format!(
                     "{} sets {} without a value",
                     shown.display(),
@@ -1082,26 +1086,13 @@ impl Check<'_> {
                     shown.display()
                 ));
             }
-            let included = if let Some(rest) = path.strip_prefix("~/") {
-                match self.home {
-                    Some(h) => h.join(rest),
-                    None => {
-                        return Err(format!(
-                            "{} includes {path}, and the home directory is not known",
-                            shown.display()
-                        ));
-                    }
-                }
-            } else if path.starts_with('~') || path.starts_with("%(") {
-                return Err(format!(
-                    "{} includes {path}, which cannot be located here",
-                    shown.display()
-                ));
-            } else {
-                // Relative to the directory of the path git opened (an absolute path
-                // replaces it).
-                file.parent().unwrap_or(Path::new("/")).join(path)
-            };
+            let included = include_path(path, file, self.home).map_err(|why| {
+                format!(
+                    "{} includes {}, which cannot be located here ({why})",
+                    shown.display(),
+                    String::from_utf8_lossy(path)
+                )
+            })?;
             // The found repository's own (the first one checked), not a submodule's.
             if self.repositories == 1 && !self.included.contains(&included) {
                 self.included.push(included.clone());
@@ -1320,24 +1311,20 @@ const GIT_LFS_FILTERS: &[(&str, &str)] = &[
     ("process", "git-lfs filter-process --skip"),
 ];
 
-/// Whether a parsed entry includes a file (`include.path`, `includeIf.<condition>.path`).
-fn is_include(p: &Parsed) -> bool {
-    let (section, subsection, key, _) = p;
-    key == "path"
-        && ((section == "include" && subsection.is_none())
-            || (section == "includeif" && subsection.is_some()))
-}
-
 impl Entry {
-    /// The entry `p` of the configuration file `file`.
-    fn from_parsed(p: &Parsed, file: &Path) -> Self {
-        let (section, subsection, key, value) = p;
+    /// The entry `p` of the configuration file `file` (its bytes read as UTF-8, lossily:
+    /// the keys and values looked at are ASCII).
+    fn from_parsed(p: &ConfigEntry, file: &Path) -> Self {
+        let text = |b: &Option<Vec<u8>>| {
+            b.as_deref()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+        };
         Entry {
             file: file.to_path_buf(),
-            section: section.clone(),
-            subsection: subsection.clone(),
-            key: key.clone(),
-            value: value.clone(),
+            section: p.section.clone(),
+            subsection: text(&p.subsection),
+            key: p.key.clone(),
+            value: text(&p.value),
         }
     }
 
@@ -1437,17 +1424,88 @@ fn is_boolean(v: &str) -> bool {
         .any(|b| v.eq_ignore_ascii_case(b))
 }
 
-/// One parsed entry: section (lower-case), subsection, key (lower-case), value.
-type Parsed = (String, Option<String>, String, Option<String>);
+/// Where an include path (`value`, as git's `interpolate_path` reads it) in the
+/// configuration file `file` leads: `~/` from `home`, `~user/` from that user's home, an
+/// absolute path as it is, a relative one from the directory of `file` as git opened it
+/// (links on the way not resolved, as git does not). `Err` says why it cannot be located
+/// (`the home directory is not known`, `no such user`, `an empty path`; `%(prefix)/`, git's
+/// own installation, is never located here), for the caller to name the file.
+pub fn include_path(value: &[u8], file: &Path, home: Option<&Path>) -> Result<PathBuf, String> {
+    use std::ffi::OsStr;
+    if value.is_empty() {
+        return Err("an empty path".to_owned());
+    }
+    if let Some(rest) = value.strip_prefix(b"~") {
+        let (user, rest) = match rest.iter().position(|&b| b == b'/') {
+            Some(at) => (&rest[..at], &rest[at + 1..]),
+            None => (rest, &b""[..]),
+        };
+        let home_dir = if user.is_empty() {
+            home.map(Path::to_path_buf)
+                .ok_or("the home directory is not known")?
+        } else {
+            let name = std::str::from_utf8(user).map_err(|_| "no such user")?;
+            nix::unistd::User::from_name(name)
+                .map_err(|e| format!("the user cannot be looked up: {e}"))?
+                .ok_or("no such user")?
+                .dir
+        };
+        return Ok(home_dir.join(OsStr::from_bytes(rest)));
+    }
+    if value.starts_with(b"%(") {
+        return Err("a path relative to git's installation".to_owned());
+    }
+    Ok(file
+        .parent()
+        .unwrap_or(Path::new("/"))
+        .join(OsStr::from_bytes(value)))
+}
+
+/// One variable of a git configuration file, as [`parse_config`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigEntry {
+    /// The section, lower-case (`core` of `[Core]`).
+    pub section: String,
+    /// The subsection as written, case kept (`X.y` of `[diff "X.y"]`); lower-case in the
+    /// old `[section.sub]` form.
+    pub subsection: Option<Vec<u8>>,
+    /// The key, lower-case.
+    pub key: String,
+    /// The value with quotes and escapes undone; `None` for a key without `=` (a boolean
+    /// true).
+    pub value: Option<Vec<u8>>,
+}
+
+impl ConfigEntry {
+    /// The name git shows: `section.subsection.key`.
+    pub fn name(&self) -> String {
+        match &self.subsection {
+            Some(sub) => format!(
+                "{}.{}.{}",
+                self.section,
+                String::from_utf8_lossy(sub),
+                self.key
+            ),
+            None => format!("{}.{}", self.section, self.key),
+        }
+    }
+
+    /// Whether it includes a file: `include.path`, or `includeIf.<condition>.path`.
+    pub fn is_include(&self) -> bool {
+        self.key == "path"
+            && ((self.section == "include" && self.subsection.is_none())
+                || (self.section == "includeif" && self.subsection.is_some()))
+    }
+}
 
 /// Parses a configuration file as git does (`git_parse_source` in git's `config.c`):
-/// `[section]`, `[section "subsection"]` (`\"` and `\\` escaped) and the old
-/// `[section.subsection]` (lower-cased), a key on the header's line, `key = value` or a
+/// `[section]`, `[section "subsection"]` (a backslash escapes the next character) and the
+/// old `[section.subsection]` (lower-cased), a key on the header's line, `key = value` or a
 /// lone `key`, values with quotes, the escapes `\n \t \b \\ \"`, a backslash before the line
 /// end continuing it, `#` and `;` comments outside quotes, CRLF line ends and a UTF-8
 /// byte-order mark. `Err` with the line where git's reading would fail.
-fn parse(bytes: &[u8]) -> Result<Vec<Parsed>, usize> {
-    let mut p = Parser {
+pub fn parse_config(bytes: &[u8]) -> Result<Vec<ConfigEntry>, usize> {
+    let mut p = ConfigParser {
         bytes,
         at: 0,
         line: 1,
@@ -1457,7 +1515,7 @@ fn parse(bytes: &[u8]) -> Result<Vec<Parsed>, usize> {
         p.at = 3;
     }
     let mut out = Vec::new();
-    let mut section: Option<(String, Option<String>)> = None;
+    let mut section: Option<(String, Option<Vec<u8>>)> = None;
     let mut comment = false;
     loop {
         let c = p.next();
@@ -1468,7 +1526,7 @@ fn parse(bytes: &[u8]) -> Result<Vec<Parsed>, usize> {
             comment = false;
             continue;
         }
-        if comment || is_space(c) {
+        if comment || is_config_space(c) {
             continue;
         }
         if c == b'#' || c == b';' {
@@ -1488,12 +1546,17 @@ fn parse(bytes: &[u8]) -> Result<Vec<Parsed>, usize> {
         let Some((name, sub)) = &section else {
             return Err(line);
         };
-        out.push((name.clone(), sub.clone(), key, value));
+        out.push(ConfigEntry {
+            section: name.clone(),
+            subsection: sub.clone(),
+            key,
+            value,
+        });
     }
 }
 
 /// git's `isspace`: space, tab, line feed, carriage return.
-fn is_space(c: u8) -> bool {
+fn is_config_space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | b'\r')
 }
 
@@ -1502,14 +1565,14 @@ fn is_key_char(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'-'
 }
 
-struct Parser<'a> {
+struct ConfigParser<'a> {
     bytes: &'a [u8],
     at: usize,
     line: usize,
     eof: bool,
 }
 
-impl Parser<'_> {
+impl ConfigParser<'_> {
     /// The next character, a CRLF read as `\n`, the end as `\n` (with `eof` set).
     fn next(&mut self) -> u8 {
         let Some(&c) = self.bytes.get(self.at) else {
@@ -1529,7 +1592,7 @@ impl Parser<'_> {
     }
 
     /// A section header after its `[`: the section (lower-case) and subsection.
-    fn header(&mut self) -> Option<(String, Option<String>)> {
+    fn header(&mut self) -> Option<(String, Option<Vec<u8>>)> {
         let mut name = Vec::new();
         loop {
             let c = self.next();
@@ -1539,10 +1602,10 @@ impl Parser<'_> {
             if c == b']' {
                 break;
             }
-            if is_space(c) {
+            if is_config_space(c) {
                 // `[section "subsection"]`.
                 let mut c = c;
-                while is_space(c) {
+                while is_config_space(c) {
                     if c == b'\n' {
                         return None;
                     }
@@ -1573,11 +1636,9 @@ impl Parser<'_> {
                 }
                 // git names it `section.subsection`, the section itself possibly dotted
                 // (`[a.b "c"]`); lookups split at the first dot.
-                let full = format!(
-                    "{}.{}",
-                    String::from_utf8_lossy(&name),
-                    String::from_utf8_lossy(&sub)
-                );
+                let mut full = name;
+                full.push(b'.');
+                full.extend_from_slice(&sub);
                 return Some(split_section(&full));
             }
             if !is_key_char(c) && c != b'.' {
@@ -1588,33 +1649,31 @@ impl Parser<'_> {
         if name.is_empty() {
             return None;
         }
-        Some(split_section(&String::from_utf8_lossy(&name)))
+        Some(split_section(&name))
     }
 
     /// A variable from its first character on: its key (lower-case) and value (`None`
     /// without `=`).
-    fn key_value(&mut self, first: u8) -> Option<(String, Option<String>)> {
-        let mut key = vec![first.to_ascii_lowercase()];
+    fn key_value(&mut self, first: u8) -> Option<(String, Option<Vec<u8>>)> {
+        let mut key = String::from(char::from(first.to_ascii_lowercase()));
         let mut c;
         loop {
             c = self.next();
             if self.eof || !is_key_char(c) {
                 break;
             }
-            key.push(c.to_ascii_lowercase());
+            key.push(char::from(c.to_ascii_lowercase()));
         }
         while c == b' ' || c == b'\t' {
             c = self.next();
         }
-        let key = String::from_utf8_lossy(&key).into_owned();
         if c == b'\n' {
             return Some((key, None));
         }
         if c != b'=' {
             return None;
         }
-        let value = self.value()?;
-        Some((key, Some(String::from_utf8_lossy(&value).into_owned())))
+        Some((key, Some(self.value()?)))
     }
 
     /// A value after its `=`, to the end of its (last continued) line (`parse_value`).
@@ -1622,27 +1681,25 @@ impl Parser<'_> {
         let mut value = Vec::new();
         let mut quote = false;
         let mut comment = false;
-        // Where trailing whitespace outside quotes started (0: none pending).
-        let mut trim_len = 0;
+        // Where trailing whitespace outside quotes started (`None`: none pending).
+        let mut trim_at: Option<usize> = None;
         loop {
             let c = self.next();
             if c == b'\n' {
                 if quote {
                     return None;
                 }
-                if trim_len > 0 {
-                    value.truncate(trim_len);
+                if let Some(at) = trim_at {
+                    value.truncate(at);
                 }
                 return Some(value);
             }
             if comment {
                 continue;
             }
-            if is_space(c) && !quote {
-                if trim_len == 0 {
-                    trim_len = value.len();
-                }
+            if is_config_space(c) && !quote {
                 if !value.is_empty() {
+                    trim_at.get_or_insert(value.len());
                     value.push(c);
                 }
                 continue;
@@ -1651,7 +1708,7 @@ impl Parser<'_> {
                 comment = true;
                 continue;
             }
-            trim_len = 0;
+            trim_at = None;
             if c == b'\\' {
                 let escaped = match self.next() {
                     // A continued line (also at the end of the file).
@@ -1674,11 +1731,14 @@ impl Parser<'_> {
     }
 }
 
-/// `section.sub.key`'s section (before the first dot) and subsection (the rest).
-fn split_section(full: &str) -> (String, Option<String>) {
-    match full.split_once('.') {
-        Some((section, sub)) => (section.to_owned(), Some(sub.to_owned())),
-        None => (full.to_owned(), None),
+/// `section.sub`'s section (before the first dot, lower-case) and subsection (the rest).
+fn split_section(full: &[u8]) -> (String, Option<Vec<u8>>) {
+    match full.iter().position(|&b| b == b'.') {
+        Some(at) => (
+            String::from_utf8_lossy(&full[..at]).into_owned(),
+            Some(full[at + 1..].to_vec()),
+        ),
+        None => (String::from_utf8_lossy(full).into_owned(), None),
     }
 }
 
@@ -1687,8 +1747,16 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    /// One parsed entry as text: section, subsection, key, value.
+    type Parsed = (String, Option<String>, String, Option<String>);
+
     fn one(text: &str) -> Vec<Parsed> {
-        parse(text.as_bytes()).unwrap()
+        let text_of = |b: Option<Vec<u8>>| b.map(|b| String::from_utf8(b).unwrap());
+        parse_config(text.as_bytes())
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.section, text_of(e.subsection), e.key, text_of(e.value)))
+            .collect()
     }
 
     /// A repository made by hand in `dir` (`HEAD`, `objects/`, `refs/`), whose
@@ -1752,6 +1820,30 @@ mod tests {
         assert!(why.contains("core.fsmonitor"), "{why}");
     }
 
+    /// An include's path is located as git's `interpolate_path` locates it: `~` and `~/` from
+    /// the home given, `~user/` from that user's home, relative from the including file's
+    /// directory (its bytes kept), absolute as it is; what cannot be located says why.
+    #[test]
+    fn include_paths_are_located_as_git_locates_them() {
+        use std::os::unix::ffi::OsStrExt as _;
+        let file = Path::new("/repo/.git/config");
+        let home = Some(Path::new("/home/me"));
+        let at = |v: &[u8]| include_path(v, file, home);
+        assert_eq!(at(b"~/x.cfg").unwrap(), Path::new("/home/me/x.cfg"));
+        assert_eq!(at(b"~").unwrap(), Path::new("/home/me"));
+        assert_eq!(at(b"sub/x.cfg").unwrap(), Path::new("/repo/.git/sub/x.cfg"));
+        assert_eq!(at(b"/etc/x.cfg").unwrap(), Path::new("/etc/x.cfg"));
+        let odd = at(b"caf\xe9.cfg").unwrap();
+        assert_eq!(odd.as_os_str().as_bytes(), b"/repo/.git/caf\xe9.cfg");
+        assert_eq!(at(b"~root/x.cfg").unwrap().file_name().unwrap(), "x.cfg");
+        assert!(at(b"~root/x.cfg").unwrap().starts_with("/"));
+        assert_eq!(at(b"~no-such-user-here/x").unwrap_err(), "no such user");
+        assert_eq!(at(b"").unwrap_err(), "an empty path");
+        assert!(at(b"%(prefix)/etc/x").unwrap_err().contains("installation"));
+        let no_home = include_path(b"~/x", file, None).unwrap_err();
+        assert_eq!(no_home, "the home directory is not known");
+    }
+
     /// The parser's reading of git's syntax, piece by piece (the integration tests compare
     /// it with git's own).
     #[test]
@@ -1793,7 +1885,7 @@ mod tests {
             "[a]\nk v\n",
             "[a]\n_k = v\n",
         ] {
-            assert!(parse(bad.as_bytes()).is_err(), "{bad:?}");
+            assert!(parse_config(bad.as_bytes()).is_err(), "{bad:?}");
         }
     }
 }

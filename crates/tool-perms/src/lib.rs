@@ -44,7 +44,7 @@ pub mod bash;
 mod block;
 pub mod domain;
 mod engine;
-mod git_config;
+pub mod git_config;
 mod git_index;
 pub mod path;
 pub mod probe;

@@ -81,6 +81,7 @@ use tokio::process::Command;
 use tool_core::{
     MaxResultSize, ToolError, ToolResult, ToolUseContext, TypedTool, ValidationError, async_trait,
 };
+use tool_perms::git_config::{ConfigEntry, MAX_INCLUDE_DEPTH, include_path, parse_config};
 
 /// The longest worktree name, in characters.
 pub const MAX_NAME_LEN: usize = 64;
@@ -590,8 +591,6 @@ fn filter_check_failed(check: FilterCheck, why: &str) -> ToolError {
     })
 }
 
-/// The deepest include git follows (git's own limit).
-const MAX_INCLUDE_DEPTH: usize = 10;
 /// The most configuration files one check reads, includes counted.
 const MAX_CONFIG_FILES: usize = 256;
 /// The largest configuration file read.
@@ -649,7 +648,7 @@ fn filter_in_file(
         )
     })?;
     for entry in entries {
-        if entry.is_filter_program() {
+        if is_filter_program(&entry) {
             return Ok(Some(FoundFilter {
                 key: entry.name(),
                 file: file.to_path_buf(),
@@ -672,7 +671,13 @@ fn filter_in_file(
                 file.display()
             ));
         }
-        let included = include_path(value, file, home)?;
+        let included = include_path(value, file, home).map_err(|why| {
+            format!(
+                "{} includes {}, which cannot be located here ({why})",
+                file.display(),
+                String::from_utf8_lossy(value)
+            )
+        })?;
         if let Some(found) = filter_in_file(&included, depth + 1, home, read)? {
             return Ok(Some(found));
         }
@@ -680,333 +685,12 @@ fn filter_in_file(
     Ok(None)
 }
 
-/// Where an include path (`value`, as git's `interpolate_path` reads it) in `file` leads:
-/// `~/` from `home`, `~user/` from that user's home, an absolute path as it is, a relative
-/// one from the directory of `file` (as git opened it). `%(prefix)/` (git's own
-/// installation) cannot be located here: an error.
-fn include_path(value: &[u8], file: &Path, home: Option<&Path>) -> Result<PathBuf, String> {
-    use std::os::unix::ffi::OsStrExt as _;
-    let shown = || String::from_utf8_lossy(value).into_owned();
-    let cannot = |why: &str| {
-        format!(
-            "{} includes {}, which cannot be located here ({why})",
-            file.display(),
-            shown()
-        )
-    };
-    if value.is_empty() {
-        return Err(cannot("an empty path"));
-    }
-    if let Some(rest) = value.strip_prefix(b"~") {
-        let (user, rest) = match rest.iter().position(|&b| b == b'/') {
-            Some(at) => (&rest[..at], &rest[at + 1..]),
-            None => (rest, &b""[..]),
-        };
-        let home_dir = if user.is_empty() {
-            home.map(Path::to_path_buf)
-                .ok_or_else(|| cannot("the home directory is not known"))?
-        } else {
-            let name = std::str::from_utf8(user).map_err(|_| cannot("no such user"))?;
-            nix::unistd::User::from_name(name)
-                .map_err(|e| cannot(&format!("the user cannot be looked up: {e}")))?
-                .ok_or_else(|| cannot("no such user"))?
-                .dir
-        };
-        return Ok(home_dir.join(OsStr::from_bytes(rest)));
-    }
-    if value.starts_with(b"%(") {
-        return Err(cannot("a path relative to git's installation"));
-    }
-    Ok(file
-        .parent()
-        .unwrap_or(Path::new("/"))
-        .join(OsStr::from_bytes(value)))
-}
-
-/// One variable of a configuration file.
-#[derive(Debug, PartialEq, Eq)]
-struct ConfigEntry {
-    /// Lower-case.
-    section: String,
-    /// As written (case kept); lower-case in the old `[section.sub]` form.
-    subsection: Option<Vec<u8>>,
-    /// Lower-case.
-    key: String,
-    /// `None` for a key without `=` (a boolean true).
-    value: Option<Vec<u8>>,
-}
-
-impl ConfigEntry {
-    /// The name git shows: `section.subsection.key`.
-    fn name(&self) -> String {
-        match &self.subsection {
-            Some(sub) => format!(
-                "{}.{}.{}",
-                self.section,
-                String::from_utf8_lossy(sub),
-                self.key
-            ),
-            None => format!("{}.{}", self.section, self.key),
-        }
-    }
-
-    /// `filter.<driver>.smudge`, `.clean` or `.process`.
-    fn is_filter_program(&self) -> bool {
-        self.section == "filter"
-            && self.subsection.is_some()
-            && matches!(self.key.as_str(), "smudge" | "clean" | "process")
-    }
-
-    /// `include.path` or `includeIf.<condition>.path`.
-    fn is_include(&self) -> bool {
-        self.key == "path"
-            && ((self.section == "include" && self.subsection.is_none())
-                || (self.section == "includeif" && self.subsection.is_some()))
-    }
-}
-
-/// Parses a configuration file as git does (`git_parse_source` in git's `config.c`):
-/// `[section]`, `[section "subsection"]` (a backslash escapes the next character) and the
-/// old `[section.subsection]` (lower-cased), a key on the header's line, `key = value` or a
-/// lone `key`, values with quotes, the escapes `\n \t \b \\ \"`, a backslash before the line
-/// end continuing it, `#` and `;` comments outside quotes, CRLF line ends and a UTF-8
-/// byte-order mark. `Err` with the line where git's reading would fail.
-fn parse_config(bytes: &[u8]) -> Result<Vec<ConfigEntry>, usize> {
-    let mut p = ConfigParser {
-        bytes,
-        at: 0,
-        line: 1,
-        eof: false,
-    };
-    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        p.at = 3;
-    }
-    let mut out = Vec::new();
-    let mut section: Option<(String, Option<Vec<u8>>)> = None;
-    let mut comment = false;
-    loop {
-        let c = p.next();
-        if c == b'\n' {
-            if p.eof {
-                return Ok(out);
-            }
-            comment = false;
-            continue;
-        }
-        if comment || is_config_space(c) {
-            continue;
-        }
-        if c == b'#' || c == b';' {
-            comment = true;
-            continue;
-        }
-        if c == b'[' {
-            section = Some(p.header().ok_or(p.line)?);
-            continue;
-        }
-        if !c.is_ascii_alphabetic() {
-            return Err(p.line);
-        }
-        let line = p.line;
-        let (key, value) = p.key_value(c).ok_or(p.line)?;
-        // A key before any section is no variable git accepts.
-        let Some((name, sub)) = &section else {
-            return Err(line);
-        };
-        out.push(ConfigEntry {
-            section: name.clone(),
-            subsection: sub.clone(),
-            key,
-            value,
-        });
-    }
-}
-
-/// git's `isspace`: space, tab, line feed, carriage return.
-fn is_config_space(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
-}
-
-/// git's `iskeychar`.
-fn is_key_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'-'
-}
-
-struct ConfigParser<'a> {
-    bytes: &'a [u8],
-    at: usize,
-    line: usize,
-    eof: bool,
-}
-
-impl ConfigParser<'_> {
-    /// The next character, a CRLF read as `\n`, the end as `\n` (with `eof` set).
-    fn next(&mut self) -> u8 {
-        let Some(&c) = self.bytes.get(self.at) else {
-            self.eof = true;
-            return b'\n';
-        };
-        self.at += 1;
-        if c == b'\r' && self.bytes.get(self.at) == Some(&b'\n') {
-            self.at += 1;
-            self.line += 1;
-            return b'\n';
-        }
-        if c == b'\n' {
-            self.line += 1;
-        }
-        c
-    }
-
-    /// A section header after its `[`: the section (lower-case) and subsection.
-    fn header(&mut self) -> Option<(String, Option<Vec<u8>>)> {
-        let mut name = Vec::new();
-        loop {
-            let c = self.next();
-            if self.eof {
-                return None;
-            }
-            if c == b']' {
-                break;
-            }
-            if is_config_space(c) {
-                // `[section "subsection"]`.
-                let mut c = c;
-                while is_config_space(c) {
-                    if c == b'\n' {
-                        return None;
-                    }
-                    c = self.next();
-                }
-                if c != b'"' {
-                    return None;
-                }
-                let mut sub = Vec::new();
-                loop {
-                    let mut c = self.next();
-                    if c == b'\n' {
-                        return None;
-                    }
-                    if c == b'"' {
-                        break;
-                    }
-                    if c == b'\\' {
-                        c = self.next();
-                        if c == b'\n' {
-                            return None;
-                        }
-                    }
-                    sub.push(c);
-                }
-                if self.next() != b']' {
-                    return None;
-                }
-                // git names it `section.subsection`, the section itself possibly dotted
-                // (`[a.b "c"]`); lookups split at the first dot.
-                let mut full = name;
-                full.push(b'.');
-                full.extend_from_slice(&sub);
-                return Some(split_section(&full));
-            }
-            if !is_key_char(c) && c != b'.' {
-                return None;
-            }
-            name.push(c.to_ascii_lowercase());
-        }
-        if name.is_empty() {
-            return None;
-        }
-        Some(split_section(&name))
-    }
-
-    /// A variable from its first character on: its key (lower-case) and value (`None`
-    /// without `=`).
-    fn key_value(&mut self, first: u8) -> Option<(String, Option<Vec<u8>>)> {
-        let mut key = String::from(char::from(first.to_ascii_lowercase()));
-        let mut c;
-        loop {
-            c = self.next();
-            if self.eof || !is_key_char(c) {
-                break;
-            }
-            key.push(char::from(c.to_ascii_lowercase()));
-        }
-        while c == b' ' || c == b'\t' {
-            c = self.next();
-        }
-        if c == b'\n' {
-            return Some((key, None));
-        }
-        if c != b'=' {
-            return None;
-        }
-        Some((key, Some(self.value()?)))
-    }
-
-    /// A value after its `=`, to the end of its (last continued) line (`parse_value`).
-    fn value(&mut self) -> Option<Vec<u8>> {
-        let mut value = Vec::new();
-        let mut quote = false;
-        let mut comment = false;
-        // Where trailing whitespace outside quotes started (`None`: none pending).
-        let mut trim_at: Option<usize> = None;
-        loop {
-            let c = self.next();
-            if c == b'\n' {
-                if quote {
-                    return None;
-                }
-                if let Some(at) = trim_at {
-                    value.truncate(at);
-                }
-                return Some(value);
-            }
-            if comment {
-                continue;
-            }
-            if is_config_space(c) && !quote {
-                if !value.is_empty() {
-                    trim_at.get_or_insert(value.len());
-                    value.push(c);
-                }
-                continue;
-            }
-            if !quote && (c == b';' || c == b'#') {
-                comment = true;
-                continue;
-            }
-            trim_at = None;
-            if c == b'\\' {
-                let escaped = match self.next() {
-                    // A continued line (also at the end of the file).
-                    b'\n' => continue,
-                    b't' => b'\t',
-                    b'b' => 0x08,
-                    b'n' => b'\n',
-                    c @ (b'\\' | b'"') => c,
-                    _ => return None,
-                };
-                value.push(escaped);
-                continue;
-            }
-            if c == b'"' {
-                quote = !quote;
-                continue;
-            }
-            value.push(c);
-        }
-    }
-}
-
-/// `section.sub`'s section (before the first dot, lower-case) and subsection (the rest).
-fn split_section(full: &[u8]) -> (String, Option<Vec<u8>>) {
-    match full.iter().position(|&b| b == b'.') {
-        Some(at) => (
-            String::from_utf8_lossy(&full[..at]).into_owned(),
-            Some(full[at + 1..].to_vec()),
-        ),
-        None => (String::from_utf8_lossy(full).into_owned(), None),
-    }
+/// Whether `entry` names a filter driver's program: `filter.<driver>.smudge`, `.clean` or
+/// `.process`.
+fn is_filter_program(entry: &ConfigEntry) -> bool {
+    entry.section == "filter"
+        && entry.subsection.is_some()
+        && matches!(entry.key.as_str(), "smudge" | "clean" | "process")
 }
 
 /// Refuses when `<main_root>/.claude` or `<main_root>/.claude/worktrees` is a symbolic link,

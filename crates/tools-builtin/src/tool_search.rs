@@ -388,6 +388,11 @@ impl ToolSearchIndex {
     /// Runs a query (Claude Code's `call`): `select:` names, or keyword search. Returns the
     /// matching names, best first.
     pub fn search(&self, query: &str, max_results: usize) -> Vec<String> {
+        self.search_cut(query, Cut::First(max_results))
+    }
+
+    /// [`Self::search`] with the keyword results cut by `cut`; `select:` is never cut.
+    fn search_cut(&self, query: &str, cut: Cut) -> Vec<String> {
         if let Some(list) = strip_select(query) {
             let mut found: Vec<String> = Vec::new();
             for wanted in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -404,10 +409,10 @@ impl ToolSearchIndex {
             }
             return found;
         }
-        self.keyword_search(query, max_results)
+        self.keyword_search(query, cut)
     }
 
-    fn keyword_search(&self, query: &str, max_results: usize) -> Vec<String> {
+    fn keyword_search(&self, query: &str, cut: Cut) -> Vec<String> {
         let q = query.trim().to_lowercase();
         if let Some(&id) = self.deferred_by_lower.get(&q) {
             return vec![self.deferred_name(id)];
@@ -416,13 +421,12 @@ impl ToolSearchIndex {
             return vec![self.names[i].clone()];
         }
         if q.starts_with("mcp__") && q.len() > 5 {
-            let hits: Vec<String> = self
-                .deferred
-                .iter()
-                .filter(|d| d.name_lower.starts_with(&q))
-                .take(max_results)
-                .map(|d| self.names[d.tool].clone())
-                .collect();
+            let hits: Vec<String> = cut.apply(
+                self.deferred
+                    .iter()
+                    .filter(|d| d.name_lower.starts_with(&q))
+                    .map(|d| self.names[d.tool].clone()),
+            );
             if !hits.is_empty() {
                 return hits;
             }
@@ -539,11 +543,49 @@ impl ToolSearchIndex {
             .map(|id| (id, score[id as usize]))
             .collect();
         ranked.sort_by_key(|&(_, s)| std::cmp::Reverse(s));
-        ranked
-            .into_iter()
-            .take(max_results)
-            .map(|(id, _)| self.deferred_name(id as usize))
-            .collect()
+        cut.apply(
+            ranked
+                .into_iter()
+                .map(|(id, _)| self.deferred_name(id as usize)),
+        )
+    }
+}
+
+/// How keyword results are cut, as JavaScript's `slice(0, n)` cuts them.
+#[derive(Debug, Clone, Copy)]
+enum Cut {
+    /// `n` ≥ 0: the first `n`.
+    First(usize),
+    /// `n` < 0: all but the last `-n`.
+    AllButLast(usize),
+}
+
+impl Cut {
+    /// The `max_results` a model sent, as `slice(0, max_results)` reads it: the whole part
+    /// of the number (2.5 keeps 2), one below zero counting from the end.
+    fn from_max_results(max_results: f64) -> Self {
+        let m = max_results.trunc();
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "the whole part of a number, sign taken apart; the cast saturates"
+        )]
+        if m >= 0.0 {
+            Cut::First(m as usize)
+        } else {
+            Cut::AllButLast(-m as usize)
+        }
+    }
+
+    fn apply(self, names: impl Iterator<Item = String>) -> Vec<String> {
+        match self {
+            Cut::First(n) => names.take(n).collect(),
+            Cut::AllButLast(n) => {
+                let mut all: Vec<String> = names.collect();
+                all.truncate(all.len().saturating_sub(n));
+                all
+            }
+        }
     }
 }
 
@@ -643,23 +685,11 @@ impl TypedTool for ToolSearch {
         _progress: ProgressSender,
     ) -> Result<ToolResult<ToolSearchOutput>, ToolError> {
         let index = index_for(&ctx);
-        // Any number, as Claude Code's schema takes it and `slice(0, n)` reads it: the
-        // whole part (2.5 keeps 2), and one below zero counts from the end (-1 keeps all
-        // but the last match).
-        #[expect(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            reason = "the whole part of a number, sign taken apart; the cast saturates"
-        )]
-        let matches = match input.max_results.map(f64::trunc) {
-            None => index.search(&input.query, DEFAULT_MAX_RESULTS),
-            Some(m) if m >= 0.0 => index.search(&input.query, m as usize),
-            Some(m) => {
-                let mut all = index.search(&input.query, usize::MAX);
-                all.truncate(all.len().saturating_sub(-m as usize));
-                all
-            }
-        };
+        // Any number, as Claude Code's schema takes it; `select:` is never cut.
+        let cut = input
+            .max_results
+            .map_or(Cut::First(DEFAULT_MAX_RESULTS), Cut::from_max_results);
+        let matches = index.search_cut(&input.query, cut);
         let pending: Vec<String> = ctx
             .options()
             .mcp_clients

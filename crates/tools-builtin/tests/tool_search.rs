@@ -609,6 +609,27 @@ async fn the_tool_returns_tool_references() {
     assert_eq!(out.data.structured["matches"], json!(all[..all.len() - 1]));
     let out = call(json!({"query": "slack", "max_results": -50})).await;
     assert_eq!(out.data.structured["matches"], json!([]));
+    // Only keyword results are cut: `select:` and an exact name are not (found by review
+    // 36: `select:` with -1 said the selected tools did not exist).
+    let two = all[..2]
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect::<Vec<_>>();
+    for max in [-1, -2, -50, 0] {
+        let query = format!("select:{},{}", two[0], two[1]);
+        let out = call(json!({"query": query, "max_results": max})).await;
+        assert_eq!(
+            out.data.structured["matches"],
+            json!(two),
+            "max_results {max}"
+        );
+        let out = call(json!({"query": two[0], "max_results": max})).await;
+        assert_eq!(
+            out.data.structured["matches"],
+            json!([two[0]]),
+            "max_results {max}"
+        );
+    }
     let out = call(json!({"query": "nothing here"})).await;
     assert_eq!(
         out.data.content,

@@ -2125,7 +2125,7 @@ fn parallel_reads_of_one_file_never_point_at_a_later_result() {
 /// `Read` deny stops Glob and Grep without a `path` (a search of the working directory):
 /// the session does not offer them at all, so a call of one is a call of a tool that does
 /// not exist. (The engine's own check of a call, after a hook's allow too, sees the family:
-/// `crates/tool-perms/tests/review27_paths.rs`.)
+/// `crates/tool-perms/tests/review/review27_paths.rs`.)
 #[test]
 fn bare_family_denies_hold_after_a_hook_allow_and_without_a_path() {
     let dir = tempfile::tempdir().unwrap();

@@ -120,7 +120,9 @@ pub(crate) fn cargo() -> Command {
 
 /// The test files of tools-builtin that name one of its features (`cfg(feature = ...)`):
 /// what the `internal` profile's run of that crate adds to the default one's
-/// (the test `the_gated_builtin_tests_are_those_naming_a_feature` keeps the list true).
+/// (the test `the_gated_builtin_tests_are_those_naming_a_feature` keeps the list true). They
+/// stay top-level files, each its own test binary, out of the `review` binary
+/// (`tests/review/`), which the default profile runs.
 const FEATURE_GATED_BUILTIN_TESTS: &[&str] = &[
     "cron",
     "fuzz_inputs",
@@ -249,20 +251,38 @@ fn ci() -> Result {
 mod tests {
     use super::*;
 
-    /// Every tools-builtin test file that names a feature runs in the `internal` profile's
-    /// run, and only those: a new gated test file is not left to the default profile alone.
-    #[test]
-    fn the_gated_builtin_tests_are_those_naming_a_feature() {
-        let dir = workspace_root().join("crates/tools-builtin/tests");
-        let mut gated: Vec<String> = std::fs::read_dir(&dir)
+    /// The `.rs` files directly in `dir` that name a feature (`cfg(feature`).
+    fn naming_a_feature(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let mut named: Vec<_> = std::fs::read_dir(dir)
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
             .flatten()
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "rs"))
             .filter(|p| std::fs::read_to_string(p).is_ok_and(|text| text.contains("cfg(feature")))
+            .collect();
+        named.sort();
+        named
+    }
+
+    /// Every tools-builtin test file that names a feature runs in the `internal` profile's
+    /// run, and only those: a new gated test file is not left to the default profile alone.
+    /// Nor is one merged into the `review` binary (`tests/review/`, the review sessions'
+    /// regression tests), which that run does not name: it would run without its feature.
+    #[test]
+    fn the_gated_builtin_tests_are_those_naming_a_feature() {
+        let dir = workspace_root().join("crates/tools-builtin/tests");
+        let mut gated: Vec<String> = naming_a_feature(&dir)
+            .iter()
             .filter_map(|p| Some(p.file_stem()?.to_str()?.to_owned()))
             .collect();
         gated.sort();
         assert_eq!(gated, FEATURE_GATED_BUILTIN_TESTS);
+        let in_review = naming_a_feature(&dir.join("review"));
+        assert!(
+            in_review.is_empty(),
+            "{in_review:?} name a feature (`cfg(feature`): gated tests must stay top-level files \
+             of crates/tools-builtin/tests, listed in FEATURE_GATED_BUILTIN_TESTS, not modules \
+             of its `review` binary"
+        );
     }
 }

@@ -1120,9 +1120,13 @@ enum LineVerdict {
 /// handed on, as every MCP SDK tolerates them; JSON that is no JSON-RPC message (a structured
 /// log line, `{"level": "error", "id": …, "error": …}`) is left out, as the TypeScript SDK
 /// skips what fails its schema, and so is a second response to a request already answered,
-/// as that SDK reports and ignores it. A malformed response, one to an id never sent, a
-/// batch, or broken JSON that holds a `"jsonrpc"` member fails the connection, instead of
-/// leaving the call to wait for its timeout.
+/// as that SDK reports and ignores it. A message with a lone surrogate escape (`"\ud83d"`,
+/// a string a Node server cut mid-emoji) is read as `JSON.parse` reads it and handed on
+/// mended. Other broken JSON that holds a `"jsonrpc"` member is left out, said in the
+/// server log, when it names a `"method"` and holds no `"result"` or `"error"` (a
+/// notification or request, which nothing waits for); otherwise it may be the answer a call
+/// waits for, and, like a malformed response, one to an id never sent or a batch, it fails
+/// the connection instead of leaving the call to wait for its timeout.
 fn examine_line(line: &[u8], sent: &SentIds) -> LineVerdict {
     let line = line.trim_ascii();
     let line = line
@@ -1132,20 +1136,45 @@ fn examine_line(line: &[u8], sent: &SentIds) -> LineVerdict {
     if !line.starts_with(b"{") && !line.starts_with(b"[") {
         return LineVerdict::Pass;
     }
-    let mut value: Value = match serde_json::from_slice(line) {
-        Ok(value) => value,
+    let (value, mended) = match serde_json::from_slice(line) {
+        Ok(value) => (value, None),
         // Broken JSON that opens as an object and holds a `"jsonrpc"` member was meant as
         // a JSON-RPC message, wherever the member is (the TypeScript SDK writes it after
-        // `result`): a lone surrogate (`"\ud83d"`, a string cut mid-emoji) is one that
-        // Node reads and serde_json does not. A line that opens with `[` and is not JSON is
-        // log output (`[DEBUG] recv {"jsonrpc": ...}`), skipped like any other.
-        Err(e) if line.starts_with(b"{") && has_jsonrpc_member(line) => {
-            return LineVerdict::Fail(format!(
-                "it sent a JSON-RPC message that is not valid JSON ({e})"
-            ));
+        // `result`). A line that opens with `[` and is not JSON is log output (`[DEBUG]
+        // recv {"jsonrpc": ...}`), skipped like any other.
+        Err(e) if line.starts_with(b"{") && has_member(line, b"\"jsonrpc\"") => {
+            let mended = std::str::from_utf8(line)
+                .ok()
+                .and_then(tool_core::input::lone_surrogates_replaced);
+            match mended.as_deref().map(serde_json::from_str::<Value>) {
+                Some(Ok(value)) => (value, mended.map(String::into_bytes)),
+                _ if has_member(line, b"\"method\"")
+                    && !has_member(line, b"\"result\"")
+                    && !has_member(line, b"\"error\"") =>
+                {
+                    return LineVerdict::Skip(Some(format!(
+                        "it sent a notification or request that is not valid JSON ({e}); it \
+                         was left out"
+                    )));
+                }
+                _ => {
+                    return LineVerdict::Fail(format!(
+                        "it sent a JSON-RPC message that is not valid JSON ({e})"
+                    ));
+                }
+            }
         }
         Err(_) => return LineVerdict::Pass,
     };
+    match examine_message(value, sent) {
+        // rmcp reads the mended line, not the one serde_json refuses.
+        LineVerdict::Pass => mended.map_or(LineVerdict::Pass, LineVerdict::Rewrite),
+        verdict => verdict,
+    }
+}
+
+/// [`examine_line`] for a line read as the JSON `value`.
+fn examine_message(mut value: Value, sent: &SentIds) -> LineVerdict {
     match &value {
         Value::Array(items) if items.iter().any(is_response) => LineVerdict::Fail(
             "it answered with a batch (a JSON array), which MCP does not allow".to_owned(),
@@ -1275,13 +1304,13 @@ fn integral_id(id: &Value) -> Option<i64> {
     (n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0).then_some(n as i64)
 }
 
-/// Whether `line` holds `"jsonrpc"` as a member name (followed by `:`), not only as text.
-fn has_jsonrpc_member(line: &[u8]) -> bool {
-    const KEY: &[u8] = b"\"jsonrpc\"";
-    line.windows(KEY.len())
+/// Whether `line` holds `key` (quoted: `"jsonrpc"`) as a member name (followed by `:`),
+/// at any depth, not only as text.
+fn has_member(line: &[u8], key: &[u8]) -> bool {
+    line.windows(key.len())
         .enumerate()
-        .filter(|(_, w)| *w == KEY)
-        .any(|(at, _)| line[at + KEY.len()..].trim_ascii_start().starts_with(b":"))
+        .filter(|(_, w)| *w == key)
+        .any(|(at, _)| line[at + key.len()..].trim_ascii_start().starts_with(b":"))
 }
 
 /// How deep a message from a server may nest (JSON arrays and objects, the message itself
@@ -3872,8 +3901,8 @@ mod tests {
 
     /// Lines a server logs on stdout are handed on (rmcp skips them) or left out (JSON that
     /// is no JSON-RPC message), even when they open with `[` and quote a JSON-RPC message;
-    /// broken JSON that is an object with a `"jsonrpc"` member (a lone surrogate from a Node
-    /// server) and a batch of responses are protocol errors.
+    /// broken JSON that is an object with a `"jsonrpc"` member and may be a response, and a
+    /// batch of responses, are protocol errors.
     #[test]
     fn only_broken_json_rpc_objects_and_batches_are_protocol_violations() {
         let sent = SentIds::default();
@@ -3896,8 +3925,25 @@ mod tests {
         ] {
             assert_eq!(check(log), LineVerdict::Skip(None), "{log}");
         }
+        // A lone surrogate is read as `JSON.parse` reads it (found by review 36: the
+        // connection failed and the server was restarted), handed on mended.
+        let cut = r#"{"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "cut \ud83d"}}"#;
+        let LineVerdict::Rewrite(mended) = check(cut) else {
+            panic!("not mended: {cut}");
+        };
+        let mended: Value = serde_json::from_slice(&mended).unwrap();
+        assert_eq!(mended["params"]["data"], "cut \u{fffd}");
+        // A broken notification is left out, said in the server log; nothing waits for it.
+        let broken = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"cut"#;
+        let LineVerdict::Skip(Some(note)) = check(broken) else {
+            panic!("not left out: {broken}");
+        };
+        assert!(note.contains("not valid JSON"), "{note}");
         for broken in [
-            r#"{"result": {"content": [{"type": "text", "text": "cut \ud83d"}]}, "jsonrpc": "2.0", "id": 1}"#,
+            // A response with a lone surrogate and another fault: may be the answer awaited.
+            r#"{"result": {"content": [{"type": "text", "text": "cut \ud83d"}]}, "jsonrpc": "2.0", "id": 1,}"#,
+            // A method with a result: may be a response as well.
+            r#"{"jsonrpc": "2.0", "id": 1, "result": {"method": "x", "#,
             "\u{feff} {\"jsonrpc\" : \"2.0\", \"id\": 1, \"result\": {\"content\": [",
             r#"  {"jsonrpc": "2.0", "id": 1, "result": {"content": ["#,
         ] {

@@ -2284,6 +2284,52 @@ elif i is not None:
     manager.shutdown().await;
 }
 
+/// A string a Node server cut mid-emoji (`"\ud83d"`, which `JSON.parse` reads and serde_json
+/// refuses) in a result and in a log notification reads as U+FFFD, and a notification cut
+/// off mid-line is left out, said in the server log: each call gets its answer and the
+/// connection (the same process) stays up (found by review 36: each failed the connection
+/// and restarted the server, its state lost).
+#[tokio::test]
+async fn a_lone_surrogate_or_a_broken_notification_keeps_the_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = python_server(
+        dir.path(),
+        "cut",
+        r#"if m == "initialize":
+    answer(i, init(msg))
+elif m == "tools/list":
+    answer(i, {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]})
+elif m == "tools/call":
+    raw(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"half \\ud83d"}}')
+    raw(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"cut')
+    raw(b'{"jsonrpc":"2.0","id":' + json.dumps(i).encode() + b',"result":{"content":[{"type":"text","text":"ab\\ud83d"}]}}')
+elif i is not None:
+    answer(i, {})"#,
+    );
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    let t = tool(&manager, "mcp__cut__t");
+    let pid = manager.server_pid("cut");
+    for _ in 0..2 {
+        let text = call(&t, json!({}))
+            .await
+            .unwrap()
+            .data
+            .content
+            .joined_text();
+        assert_eq!(text, "ab\u{FFFD}");
+    }
+    assert_eq!(manager.server_pid("cut"), pid);
+    assert_eq!(manager.servers()[0].state, ServerState::Connected);
+    let note = "notification or request that is not valid JSON";
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !manager.stderr("cut").unwrap_or_default().contains(note) {
+        assert!(Instant::now() < deadline, "{:?}", manager.stderr("cut"));
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    manager.shutdown().await;
+}
+
 /// JSON nested deeper than this client reads (serde_json stops at 128 levels): a result
 /// that deep fails only its own call, saying so, in a short line and in one over a
 /// mebibyte, and the connection (the same process) stays up for the next call; a tool

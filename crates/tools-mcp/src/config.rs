@@ -953,18 +953,25 @@ impl ConfigLoader {
         }
         // Loaded, as Claude Code does: its tools' names are made from the normalised name.
         let normalised = crate::naming::normalize_name_for_mcp(name);
+        // Its tools' names read as another server's: the warning below says which rules hold.
+        let ambiguous =
+            normalised.contains("__") || normalised.starts_with('_') || normalised.ends_with('_');
         if !is_valid_server_name(name) {
+            let rules = if ambiguous {
+                String::new()
+            } else {
+                format!(", and permission rules match it as `mcp__{normalised}`")
+            };
             diags.push(Diagnostic::warning(
                 Some(name),
                 file,
                 format!(
                     "server names should use only letters, digits, '-' and '_'; its tools are \
-                     named `mcp__{normalised}__<tool>`, and permission rules match it as \
-                     `mcp__{normalised}`"
+                     named `mcp__{normalised}__<tool>`{rules}"
                 ),
             ));
         }
-        if normalised.contains("__") || normalised.starts_with('_') || normalised.ends_with('_') {
+        if ambiguous {
             diags.push(Diagnostic::warning(
                 Some(name),
                 file,

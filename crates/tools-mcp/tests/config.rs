@@ -1150,7 +1150,16 @@ fn names_outside_the_safe_characters_load_with_a_warning() {
             && plain[0].contains("only server \"my.server\"'s is offered"),
         "{plain:?}"
     );
-    assert!(about("café search")[0].contains("`mcp__caf__search__<tool>`"));
+    assert!(
+        dotted[0].contains("permission rules match it as `mcp__my_server`"),
+        "{dotted:?}"
+    );
+    // Normalised to `caf__search`: no rule `mcp__caf__search` is promised, which would match
+    // server `caf`'s tool `search` (found by review 36); the next warning says what holds.
+    let cafe = about("café search");
+    assert!(cafe[0].contains("`mcp__caf__search__<tool>`"), "{cafe:?}");
+    assert!(!cafe[0].contains("permission rules"), "{cafe:?}");
+    assert!(cafe[1].contains("`mcp__caf__search__*`"), "{cafe:?}");
     // Normalised to `a__b`: its tools read as server `a`'s.
     assert!(
         about("a._b")

@@ -123,9 +123,10 @@ fn broken_hooks_in_settings_given_on_the_command_line_stop_the_run() {
         );
         assert!(!root.join("ran").exists(), "{hooks}");
     }
-    // A handler type this layer does not run is reported and does not stop the run (it is
-    // not run by design, docs/hooks.md); a guard whose `if` cannot be read, given here,
-    // would never run: it stops the run, as the other broken guards do.
+    // A guard of a handler type this layer does not run (Claude Code would run it) stops
+    // the run as a broken guard does (found by review 36: the run went on unguarded); read
+    // from the project's settings, it refuses the calls it would see. A guard whose `if`
+    // cannot be read, given here, would never run: it stops the run too.
     let hooks = json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "prompt", "prompt": "is this safe?"},
     ]}]});
@@ -136,10 +137,35 @@ fn broken_hooks_in_settings_given_on_the_command_line_stop_the_run() {
         &format!("{call}\n"),
     );
     let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("bad --settings") && err.contains("not supported by"),
+        "{err}"
+    );
+    assert!(!root.join("ran").exists(), "{err}");
+    let project = root.join("project");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::write(
+        project.join(".claude/settings.json"),
+        json!({"hooks": hooks}).to_string(),
+    )
+    .unwrap();
+    let out = bash(
+        &project,
+        "\"$TW\" trust . >/dev/null && exec \"$TW\" run --json --mode bypassPermissions -",
+        &format!("{call}\n"),
+    );
+    let err = text(&out.stderr);
     assert!(out.status.success(), "{err}");
-    assert!(root.join("ran").exists(), "{err}");
-    assert!(err.contains("not supported by"), "{err}");
-    std::fs::remove_file(root.join("ran")).unwrap();
+    assert!(!project.join("ran").exists(), "{err}");
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(message["content"][0]["is_error"], true, "{message}");
+    assert!(
+        message["content"][0]["content"]
+            .to_string()
+            .contains("not supported by"),
+        "{message}"
+    );
     let hooks = json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "command", "command": "exit 2", "if": "Bash(touch *"},
     ]}]});

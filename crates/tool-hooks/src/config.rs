@@ -512,7 +512,8 @@ struct FieldNote {
 
 /// Why a handler is not configured as written.
 enum Unread {
-    /// A handler type this tool layer does not run, by design (the problem says so).
+    /// A handler type this tool layer does not run, by design (the problem says so): skipped,
+    /// except as a guard (PreToolUse, PermissionRequest), which refuses what it would see.
     Unsupported(String),
     /// It cannot be run as written: what is wrong (what it would run, or how, is unknown).
     Invalid(String),
@@ -668,7 +669,8 @@ fn handler_kind(
         "command" => command_kind(obj, notes).map_err(Unread::Invalid),
         "http" => http_kind(obj).map_err(Unread::Invalid),
         _ if UNSUPPORTED_TYPES.contains(&ty) => Err(Unread::Unsupported(format!(
-            "hook type {ty:?} is not supported by Toolwright's tool layer"
+            "hook type {ty:?} is not supported by Toolwright's tool layer (a guard is run \
+             here only as a `command` or `http` hook)"
         ))),
         other => Err(Unread::Invalid(format!("unknown hook type {other:?}"))),
     }
@@ -1154,8 +1156,9 @@ impl FileLoader<'_> {
         self.diags.push(d);
     }
 
-    /// One handler at `loc`: what runs, or, for one that cannot be run as written on
-    /// PreToolUse and PermissionRequest, an [`Unrunnable`] guard in its place.
+    /// One handler at `loc`: what runs, or, for one that cannot be run as written or is of a
+    /// type this layer does not run, on PreToolUse and PermissionRequest, an
+    /// [`Unrunnable`] guard in its place.
     fn load_handler(&mut self, event: &str, loc: &str, h: &Value) -> Option<HookHandler> {
         let mut handler = match parse_handler(h, event, self.file.source, self.file.path.as_ref()) {
             Ok((handler, notes)) => {
@@ -1169,11 +1172,16 @@ impl FileLoader<'_> {
                 }
                 handler
             }
-            Err(Unread::Unsupported(problem)) => {
+            // Off the guard events, a type this layer does not run is skipped, by design. A
+            // guard of such a type (a `prompt` PreToolUse hook Claude Code would run) is
+            // never dropped: it refuses what it would see, as a broken guard does.
+            Err(Unread::Unsupported(problem))
+                if !GUARD_EVENTS.contains(&event) || declared_async(h) =>
+            {
                 self.report(DiagnosticKind::NotRun, loc, problem, HANDLER_SKIPPED);
                 return None;
             }
-            Err(Unread::Invalid(problem)) => {
+            Err(Unread::Unsupported(problem) | Unread::Invalid(problem)) => {
                 // An `async` hook decides nothing: nothing to refuse for it.
                 let refuses =
                     GUARD_EVENTS.contains(&event) && self.off.is_none() && !declared_async(h);
@@ -1597,10 +1605,12 @@ mod tests {
         );
         let (c, diags) = HooksConfig::from_settings(&[bad]);
         // What is left: the group whose matcher is no regex, as a guard that refuses every
-        // call, the handler without `command`, as a guard that refuses the Bash calls it
-        // would see, and the one whose `timeout` is ignored.
+        // call, the handler without `command` and the `prompt` one, as guards that refuse
+        // the Bash calls they would see, and the one whose `timeout` is ignored.
         let left = c.matching("PreToolUse", Some("Bash"));
-        assert_eq!(left.len(), 3, "{left:?}");
+        assert_eq!(left.len(), 4, "{left:?}");
+        assert!(matches!(&left[3].kind, HandlerKind::Native(n)
+            if n.name() == "/ProjectSettings.json (hooks.PreToolUse[1].hooks[2])"));
         assert!(matches!(&left[0].kind, HandlerKind::Native(n)
             if n.name() == "/ProjectSettings.json (hooks.PreToolUse[0].matcher)"));
         assert!(matches!(&left[1].kind, HandlerKind::Native(n)

@@ -517,15 +517,18 @@ fn diagnostics_tell_a_broken_configuration_from_one_not_run_by_design() {
         assert_eq!(found.len(), 1, "{loc}: {diags:#?}");
         found[0]
     };
+    // A guard of a type this layer does not run (`prompt`, `agent`, `mcp_tool` on
+    // PreToolUse) is no guard dropped by design: it refuses what it would see, as a broken
+    // one does (found by review 36: the calls it guarded ran unguarded).
     let not_run = [
-        "hooks.PreToolUse[0].hooks[0]",
-        "hooks.PreToolUse[0].hooks[1]",
-        "hooks.PreToolUse[0].hooks[2]",
         "hooks.PreToolUse[0].hooks[3].if",
         "hooks.PreToolUse[0].hooks[4]",
         "allowManagedHooksOnly",
     ];
     let invalid = [
+        "hooks.PreToolUse[0].hooks[0]",
+        "hooks.PreToolUse[0].hooks[1]",
+        "hooks.PreToolUse[0].hooks[2]",
         "hooks.PreToolUse[0].hooks[5]",
         "hooks.PreToolUse[0].hooks[6]",
         "hooks.PreToolUse[0].hooks[7]",

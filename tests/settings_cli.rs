@@ -479,6 +479,30 @@ fn permission_updates_a_hook_could_not_apply_are_reported() {
         })
         .count();
     assert_eq!(asked, 1, "{err}");
+    // Rules asked to be saved to a settings file hold for the session, and the user is told
+    // that nothing was written (found by review 36: silently not saved).
+    assert!(!err.contains("hold for this session only"), "{err}");
+    let answer = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {
+        "behavior": "allow",
+        "updatedPermissions": [{"type": "addRules", "behavior": "allow", "destination": "localSettings",
+            "rules": [{"toolName": "Bash", "ruleContent": "touch:*"}]}],
+    }}});
+    let settings = json!({"hooks": {"PermissionRequest": [{"hooks": [
+        {"type": "command", "command": format!("cat > /dev/null; echo '{answer}'")},
+    ]}]}});
+    std::fs::write(root.join("pr-settings.json"), settings.to_string()).unwrap();
+    let out = bash(
+        &root,
+        "exec \"$TW\" run --settings pr-settings.json -",
+        &stdin,
+    );
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("save to localSettings hold for this session only"),
+        "{err}"
+    );
+    assert!(!root.join(".claude").exists(), "{err}");
 }
 
 /// `run` raises PostToolBatch once the turn's calls all have their results, as the agent loop

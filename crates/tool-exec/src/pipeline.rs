@@ -1132,6 +1132,9 @@ impl Pipeline {
                         "PermissionRequest hook: its updatedPermissions were not all applied: {problem}"
                     )));
                 }
+                if let Some(note) = kept_for_the_session(&updated_permissions) {
+                    messages.push(Message::System(note));
+                }
                 // An input the tool cannot take could never run: refused here, never put to
                 // the user by an ask rule.
                 let input = match updated_input {
@@ -1850,6 +1853,38 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .map(|s| (*s).to_owned())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_owned())
+}
+
+/// What the user is told when a PermissionRequest hook asked for rules to be saved to a
+/// settings file (`userSettings`, `projectSettings`, `localSettings`), which Claude Code
+/// writes: here they hold for the session only, and nothing is written (`None`: none asked).
+fn kept_for_the_session(updates: &[tool_core::PermissionUpdate]) -> Option<String> {
+    use tool_core::{PermissionUpdate, UpdateDestination};
+    let mut files: Vec<&str> = Vec::new();
+    for update in updates {
+        let (PermissionUpdate::AddRules { destination, .. }
+        | PermissionUpdate::ReplaceRules { destination, .. }
+        | PermissionUpdate::RemoveRules { destination, .. }) = update
+        else {
+            continue;
+        };
+        let file = match destination {
+            UpdateDestination::UserSettings => "userSettings",
+            UpdateDestination::ProjectSettings => "projectSettings",
+            UpdateDestination::LocalSettings => "localSettings",
+            UpdateDestination::Session | UpdateDestination::CliArg => continue,
+        };
+        if !files.contains(&file) {
+            files.push(file);
+        }
+    }
+    (!files.is_empty()).then(|| {
+        format!(
+            "PermissionRequest hook: the rule changes it asked to save to {} hold for this \
+             session only; Toolwright writes no settings file for a hook",
+            files.join(", ")
+        )
+    })
 }
 
 #[cfg(test)]

@@ -842,7 +842,7 @@ impl Check<'_> {
             .rev()
             .find(|e| e.is("core", None, "worktree"))
         {
-            Some(e) => e.value.as_deref().map(|v| repo.git_dir.join(v)),
+            Some(e) => e.path_value().map(|v| repo.git_dir.join(v)),
             None => repo.work_tree.clone(),
         };
         self.outside_reads(repo, &entries);
@@ -867,10 +867,10 @@ impl Check<'_> {
             .iter()
             .rev()
             .find(|e| e.is("core", None, "worktree"))
-            && let Some(v) = e.value.as_deref()
+            && let (Some(v), Some(path)) = (e.value.as_deref(), e.path_value())
         {
             // Relative to the git directory (an absolute one replaces it).
-            let work_tree = shown_path(repo.git_dir.join(v));
+            let work_tree = shown_path(repo.git_dir.join(path));
             if work_tree == at {
                 points_back = true;
             } else if !work_tree.starts_with(&at) {
@@ -1118,30 +1118,21 @@ impl Check<'_> {
         {
             None => repo.common_dir.join("hooks"),
             Some(e) => {
-                let Some(v) = e.value.as_deref() else {
+                let Some(v) = e.raw.as_deref() else {
                     return Err(format!(
                         "{} sets core.hooksPath without a value",
                         e.file.display()
                     ));
                 };
-                if let Some(rest) = v.strip_prefix("~/") {
-                    let Some(h) = self.home else {
-                        return Err(format!(
-                            "{} sets core.hooksPath to {v}, and the home directory is not known",
-                            e.file.display()
-                        ));
-                    };
-                    h.join(rest)
-                } else if v.starts_with('/') {
-                    PathBuf::from(v)
-                } else if v.starts_with('~') || v.starts_with("%(") {
-                    return Err(format!(
-                        "{} sets core.hooksPath to {v}, which cannot be located here",
-                        e.file.display()
-                    ));
-                } else {
-                    work_tree.unwrap_or(&repo.git_dir).join(v)
-                }
+                // Relative to the work tree git runs hooks in.
+                let base = work_tree.unwrap_or(&repo.git_dir);
+                located(v, base, self.home).map_err(|why| {
+                    format!(
+                        "{} sets core.hooksPath to {}, which cannot be located here ({why})",
+                        e.file.display(),
+                        String::from_utf8_lossy(v)
+                    )
+                })?
             }
         };
         self.name(&dir);
@@ -1297,8 +1288,12 @@ struct Entry {
     subsection: Option<String>,
     /// Lower-case.
     key: String,
-    /// `None` for a key without `=` (a boolean true).
+    /// `None` for a key without `=` (a boolean true); read as UTF-8, lossily, for the
+    /// values compared with text (program names, booleans, `branch.sort`).
     value: Option<String>,
+    /// The value's bytes as written: what a path value (`core.worktree`,
+    /// `core.hooksPath`) names, a byte that is not UTF-8 kept.
+    raw: Option<Vec<u8>>,
 }
 
 /// The values git-lfs writes for its filter (`git lfs install`, with `--skip-smudge`),
@@ -1312,8 +1307,7 @@ const GIT_LFS_FILTERS: &[(&str, &str)] = &[
 ];
 
 impl Entry {
-    /// The entry `p` of the configuration file `file` (its bytes read as UTF-8, lossily:
-    /// the keys and values looked at are ASCII).
+    /// The entry `p` of the configuration file `file`.
     fn from_parsed(p: &ConfigEntry, file: &Path) -> Self {
         let text = |b: &Option<Vec<u8>>| {
             b.as_deref()
@@ -1325,7 +1319,15 @@ impl Entry {
             subsection: text(&p.subsection),
             key: p.key.clone(),
             value: text(&p.value),
+            raw: p.value.clone(),
         }
+    }
+
+    /// The value as the path it names (its bytes as written).
+    fn path_value(&self) -> Option<&Path> {
+        self.raw
+            .as_deref()
+            .map(|b| Path::new(std::ffi::OsStr::from_bytes(b)))
     }
 
     /// Whether the check looks at it: a program it names ([`Self::runs_a_program`], in a
@@ -1424,41 +1426,74 @@ fn is_boolean(v: &str) -> bool {
         .any(|b| v.eq_ignore_ascii_case(b))
 }
 
-/// Where an include path (`value`, as git's `interpolate_path` reads it) in the
-/// configuration file `file` leads: `~/` from `home`, `~user/` from that user's home, an
-/// absolute path as it is, a relative one from the directory of `file` as git opened it
-/// (links on the way not resolved, as git does not). `Err` says why it cannot be located
-/// (`the home directory is not known`, `no such user`, `an empty path`; `%(prefix)/`, git's
-/// own installation, is never located here), for the caller to name the file.
+/// Where an include path (`value`) in the configuration file `file` leads, as git locates
+/// it (`interpolate_path`, then relative to the including file): `~` and `~/…` from `home`,
+/// `~user/…` from that user's home (looked up in the password database, which may ask a
+/// directory service), the rest of the path after the `~…` appended as written (`~//x` is
+/// `$HOME//x`), an absolute path as it is, a relative one from the directory of `file` as
+/// git opened it (links on the way not resolved, as git does not). `Err` says why it cannot
+/// be located (`the home directory is not known`, `no such user`, `an empty path`, a path
+/// under git's installation `%(prefix)/`, a path that names the process reading it such as
+/// `/proc/self/…` or `/dev/fd/…`, which git and this check would read differently), for the
+/// caller to name the file.
 pub fn include_path(value: &[u8], file: &Path, home: Option<&Path>) -> Result<PathBuf, String> {
-    use std::ffi::OsStr;
+    located(value, file.parent().unwrap_or(Path::new("/")), home)
+}
+
+/// A path value of git's configuration (`value`) located as git's `interpolate_path` does,
+/// a relative one from `base` ([`include_path`]).
+fn located(value: &[u8], base: &Path, home: Option<&Path>) -> Result<PathBuf, String> {
+    use std::ffi::{OsStr, OsString};
+    use std::os::unix::ffi::OsStringExt as _;
     if value.is_empty() {
         return Err("an empty path".to_owned());
     }
-    if let Some(rest) = value.strip_prefix(b"~") {
-        let (user, rest) = match rest.iter().position(|&b| b == b'/') {
-            Some(at) => (&rest[..at], &rest[at + 1..]),
-            None => (rest, &b""[..]),
-        };
+    let path = if let Some(rest) = value.strip_prefix(b"~") {
+        // The user's name runs to the first `/`; what follows, that `/` included, is
+        // appended as it is.
+        let (user, tail) =
+            rest.split_at(rest.iter().position(|&b| b == b'/').unwrap_or(rest.len()));
         let home_dir = if user.is_empty() {
             home.map(Path::to_path_buf)
                 .ok_or("the home directory is not known")?
         } else {
-            let name = std::str::from_utf8(user).map_err(|_| "no such user")?;
+            let name = std::str::from_utf8(user).map_err(|_| {
+                format!(
+                    "the user name {} is not UTF-8",
+                    String::from_utf8_lossy(user)
+                )
+            })?;
             nix::unistd::User::from_name(name)
                 .map_err(|e| format!("the user cannot be looked up: {e}"))?
                 .ok_or("no such user")?
                 .dir
         };
-        return Ok(home_dir.join(OsStr::from_bytes(rest)));
-    }
-    if value.starts_with(b"%(") {
+        let mut bytes = home_dir.into_os_string().into_vec();
+        bytes.extend_from_slice(tail);
+        PathBuf::from(OsString::from_vec(bytes))
+    } else if value.starts_with(b"%(prefix)/") {
         return Err("a path relative to git's installation".to_owned());
+    } else {
+        base.join(OsStr::from_bytes(value))
+    };
+    if names_the_reader(&path) {
+        return Err("a path that names the process reading it".to_owned());
     }
-    Ok(file
-        .parent()
-        .unwrap_or(Path::new("/"))
-        .join(OsStr::from_bytes(value)))
+    Ok(path)
+}
+
+/// Whether `path` passes through a name that means the process reading it
+/// (`/proc/self`, `/proc/thread-self`, `/dev/fd`, `/dev/stdin`, …): git reading it and
+/// this check reading it would find different files.
+fn names_the_reader(path: &Path) -> bool {
+    let names: Vec<&std::ffi::OsStr> = path.iter().collect();
+    names.windows(2).any(|w| {
+        (w[0] == "proc" && (w[1] == "self" || w[1] == "thread-self"))
+            || (w[0] == "dev"
+                && ["fd", "stdin", "stdout", "stderr"]
+                    .iter()
+                    .any(|n| w[1] == *n))
+    })
 }
 
 /// One variable of a git configuration file, as [`parse_config`] reads it.
@@ -1840,6 +1875,23 @@ mod tests {
         assert_eq!(at(b"~no-such-user-here/x").unwrap_err(), "no such user");
         assert_eq!(at(b"").unwrap_err(), "an empty path");
         assert!(at(b"%(prefix)/etc/x").unwrap_err().contains("installation"));
+        // The rest after `~` appended as written (found by code review 36: `~//x` was `/x`).
+        let doubled = at(b"~//proj/x.cfg").unwrap();
+        assert_eq!(doubled.as_os_str().as_bytes(), b"/home/me//proj/x.cfg");
+        assert!(doubled.starts_with("/home/me"));
+        // Only `%(prefix)/` is git's installation; another `%(` is a name.
+        assert_eq!(at(b"%(x)/y").unwrap(), Path::new("/repo/.git/%(x)/y"));
+        // A path that names the process reading it is not what git would read.
+        for reader in [
+            &b"/proc/self/cwd/x"[..],
+            b"/proc/thread-self/x",
+            b"/dev/fd/3",
+            b"../../../proc/self/root/x",
+            b"/dev/stdin",
+        ] {
+            let why = at(reader).unwrap_err();
+            assert!(why.contains("names the process"), "{why}");
+        }
         let no_home = include_path(b"~/x", file, None).unwrap_err();
         assert_eq!(no_home, "the home directory is not known");
     }

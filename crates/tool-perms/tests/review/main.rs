@@ -53,4 +53,5 @@ mod review34_sed;
 mod review34_torn;
 mod review35_git;
 mod review35_paths;
+mod review36_git;
 mod settings_review25;

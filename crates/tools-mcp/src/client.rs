@@ -1123,10 +1123,10 @@ enum LineVerdict {
 /// as that SDK reports and ignores it. A message with a lone surrogate escape (`"\ud83d"`,
 /// a string a Node server cut mid-emoji) is read as `JSON.parse` reads it and handed on
 /// mended. Other broken JSON that holds a `"jsonrpc"` member is left out, said in the
-/// server log, when it names a `"method"` and holds no `"result"` or `"error"` (a
-/// notification or request, which nothing waits for); otherwise it may be the answer a call
-/// waits for, and, like a malformed response, one to an id never sent or a batch, it fails
-/// the connection instead of leaving the call to wait for its timeout.
+/// server log, when it is a notification ([`is_broken_notification`]), which nothing waits
+/// for; otherwise it may be the answer a call waits for, or a request the server waits on
+/// while the call waits for it, and, like a malformed response, one to an id never sent or
+/// a batch, it fails the connection instead of leaving the call to wait for its timeout.
 fn examine_line(line: &[u8], sent: &SentIds) -> LineVerdict {
     let line = line.trim_ascii();
     let line = line
@@ -1148,13 +1148,9 @@ fn examine_line(line: &[u8], sent: &SentIds) -> LineVerdict {
                 .and_then(tool_core::input::lone_surrogates_replaced);
             match mended.as_deref().map(serde_json::from_str::<Value>) {
                 Some(Ok(value)) => (value, mended.map(String::into_bytes)),
-                _ if has_member(line, b"\"method\"")
-                    && !has_member(line, b"\"result\"")
-                    && !has_member(line, b"\"error\"") =>
-                {
+                _ if is_broken_notification(line) => {
                     return LineVerdict::Skip(Some(format!(
-                        "it sent a notification or request that is not valid JSON ({e}); it \
-                         was left out"
+                        "it sent a notification that is not valid JSON ({e}); it was left out"
                     )));
                 }
                 _ => {
@@ -1302,6 +1298,44 @@ fn integral_id(id: &Value) -> Option<i64> {
     };
     // Within the range where every integer is exact, as request ids are.
     (n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0).then_some(n as i64)
+}
+
+/// Whether the broken JSON object `line` reads as a notification: among its members at the
+/// top level (as far as it goes) a `"method"`, and no `"id"`, `"result"` or `"error"` (a
+/// member of that name deeper in, `params.data.error` of a log message, does not count).
+fn is_broken_notification(line: &[u8]) -> bool {
+    let mut names: Vec<&[u8]> = Vec::new();
+    let (mut depth, mut in_string, mut escaped) = (0_usize, false, false);
+    let mut start = 0;
+    for (at, &b) in line.iter().enumerate() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+                // A string at the top level followed by `:` is a member's name.
+                if depth == 1 && line[at + 1..].trim_ascii_start().starts_with(b":") {
+                    names.push(&line[start..at]);
+                }
+            }
+            continue;
+        }
+        match b {
+            b'"' => {
+                in_string = true;
+                start = at + 1;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    names.contains(&&b"method"[..])
+        && !names
+            .iter()
+            .any(|n| matches!(*n, b"id" | b"result" | b"error"))
 }
 
 /// Whether `line` holds `key` (quoted: `"jsonrpc"`) as a member name (followed by `:`),
@@ -3933,17 +3967,24 @@ mod tests {
         };
         let mended: Value = serde_json::from_slice(&mended).unwrap();
         assert_eq!(mended["params"]["data"], "cut \u{fffd}");
-        // A broken notification is left out, said in the server log; nothing waits for it.
-        let broken = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"cut"#;
-        let LineVerdict::Skip(Some(note)) = check(broken) else {
-            panic!("not left out: {broken}");
-        };
-        assert!(note.contains("not valid JSON"), "{note}");
+        // A broken notification is left out, said in the server log; nothing waits for it,
+        // whatever its params hold (found by code review 36: a nested `"error"` counted).
+        for broken in [
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"cut"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","data":{"error":"x","id":3,"detail":"cut"#,
+        ] {
+            let LineVerdict::Skip(Some(note)) = check(broken) else {
+                panic!("not left out: {broken}");
+            };
+            assert!(note.contains("not valid JSON"), "{note}");
+        }
         for broken in [
             // A response with a lone surrogate and another fault: may be the answer awaited.
             r#"{"result": {"content": [{"type": "text", "text": "cut \ud83d"}]}, "jsonrpc": "2.0", "id": 1,}"#,
             // A method with a result: may be a response as well.
             r#"{"jsonrpc": "2.0", "id": 1, "result": {"method": "x", "#,
+            // A server's request (it waits for the answer, and the call for it).
+            r#"{"jsonrpc": "2.0", "id": 5, "method": "roots/list", "params": {"x": "cut"#,
             "\u{feff} {\"jsonrpc\" : \"2.0\", \"id\": 1, \"result\": {\"content\": [",
             r#"  {"jsonrpc": "2.0", "id": 1, "result": {"content": ["#,
         ] {

@@ -2321,7 +2321,7 @@ elif i is not None:
     }
     assert_eq!(manager.server_pid("cut"), pid);
     assert_eq!(manager.servers()[0].state, ServerState::Connected);
-    let note = "notification or request that is not valid JSON";
+    let note = "a notification that is not valid JSON";
     let deadline = Instant::now() + Duration::from_secs(5);
     while !manager.stderr("cut").unwrap_or_default().contains(note) {
         assert!(Instant::now() < deadline, "{:?}", manager.stderr("cut"));

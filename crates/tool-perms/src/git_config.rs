@@ -1498,6 +1498,7 @@ fn names_the_reader(path: &Path) -> bool {
 
 /// One variable of a git configuration file, as [`parse_config`] reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ConfigEntry {
     /// The section, lower-case (`core` of `[Core]`).
     pub section: String,

@@ -3,7 +3,8 @@
 //!
 //! Feed the raw server-sent-events text in chunks of any size to [`AnthropicStream::feed`];
 //! it returns what became complete: text, finished tool_use blocks (input JSON accumulated
-//! from `input_json_delta`s), the stop reason, the end. A tool_use whose accumulated input is
+//! from `input_json_delta`s; without any, the `input` its `content_block_start` gave, as
+//! the Anthropic SDKs read it), the stop reason, the end. A tool_use whose accumulated input is
 //! not valid JSON is still returned (with the raw text as a JSON string), so the pipeline
 //! answers it with an input error instead of losing it. A malformed event is a
 //! [`StreamError`] that says which line and why; blocks already returned stay returned, and
@@ -118,6 +119,11 @@ enum Block {
         id: String,
         name: String,
         json: String,
+        /// The input `content_block_start` gave (`null` when it gave none), used when no
+        /// delta brings any: a gateway may send the whole input there.
+        start: Value,
+        /// The bytes counted for `start` in the open input.
+        start_len: usize,
     },
     Other,
 }
@@ -376,10 +382,22 @@ impl AnthropicStream {
                         let name = block["name"].as_str().ok_or_else(|| {
                             malformed(&kind, "tool_use block without `name`".into())
                         })?;
+                        // The whole input may come here (a gateway, a proxy), with no
+                        // delta after it: it is the call's input unless deltas bring one,
+                        // as the Anthropic SDKs read it.
+                        let start = block.get("input").cloned().unwrap_or(Value::Null);
+                        // Bounded with the deltas: its event's size is an upper bound.
+                        let start_len = if start.is_null() { 0 } else { data.len() };
+                        if self.open_input + start_len > MAX_EVENT_BYTES {
+                            return Err(too_large("tool_use input"));
+                        }
+                        self.open_input += start_len;
                         Block::ToolUse {
                             id: id.to_owned(),
                             name: name.to_owned(),
                             json: String::new(),
+                            start,
+                            start_len,
                         }
                     }
                     Some("text") => {
@@ -425,10 +443,19 @@ impl AnthropicStream {
                         id,
                         name,
                         json: raw,
+                        start,
+                        start_len,
                     }) => {
-                        self.open_input -= raw.len();
+                        self.open_input -= raw.len() + start_len;
+                        // The deltas' JSON when they brought any (it replaces the start's
+                        // input, as in the SDKs' `accumulate_event`), else the input the
+                        // start gave, else `{}`.
                         let input = if raw.trim().is_empty() {
-                            Value::Object(serde_json::Map::new())
+                            if start.is_null() {
+                                Value::Object(serde_json::Map::new())
+                            } else {
+                                start
+                            }
                         } else {
                             tool_core::input::parse_model_json(&raw).unwrap_or(Value::String(raw))
                         };
@@ -887,6 +914,45 @@ mod tests {
             .rfind(|e| matches!(e, StreamEvent::Usage { .. }))
             .unwrap();
         assert_eq!(last, &usage(40, 20, 7, 0));
+    }
+
+    /// Found by review: a tool_use whose whole input comes in `content_block_start` (a
+    /// gateway's stream), with no `input_json_delta`, runs with that input, not `{}`. As
+    /// in the Anthropic SDKs' `accumulate_event`, deltas that bring JSON replace the
+    /// start's input (the API's own start input is `{}`); an empty delta keeps it.
+    #[test]
+    fn a_tool_input_given_whole_at_block_start_is_the_input() {
+        let start = |input: Value| json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t", "name": "Bash", "input": input}});
+        let delta = |part: &str| json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": part}});
+        let stop = json!({"type": "content_block_stop", "index": 0});
+        let input_of = |events: &[Value]| {
+            let mut parser = AnthropicStream::new();
+            let got = parser.feed(&sse(events)).unwrap();
+            match &got[..] {
+                [StreamEvent::ToolUse(call)] => call.input.clone(),
+                other => panic!("{other:?}"),
+            }
+        };
+        let given = json!({"command": "echo hello > marker.txt"});
+        assert_eq!(input_of(&[start(given.clone()), stop.clone()]), given);
+        assert_eq!(
+            input_of(&[start(given.clone()), delta(""), stop.clone()]),
+            given
+        );
+        // Deltas replace it, as in the SDKs.
+        assert_eq!(
+            input_of(&[
+                start(given),
+                delta("{\"command\": "),
+                delta("\"ls\"}"),
+                stop.clone()
+            ]),
+            json!({"command": "ls"})
+        );
+        // No input at all, or null: `{}`.
+        let bare = json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t", "name": "Bash"}});
+        assert_eq!(input_of(&[bare, stop.clone()]), json!({}));
+        assert_eq!(input_of(&[start(Value::Null), stop]), json!({}));
     }
 
     #[test]

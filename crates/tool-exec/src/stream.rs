@@ -138,6 +138,9 @@ pub struct AnthropicStream {
     data: String,
     data_line: usize,
     blocks: HashMap<u64, Block>,
+    /// The ids of this message's tool_use blocks so far, with their block numbers: an id
+    /// comes once in a message (a request that repeats one is refused by the API).
+    tool_use_ids: HashMap<String, u64>,
     /// The bytes of input the open tool_use blocks hold between them.
     open_input: usize,
     /// The response's usage so far: input, output, cache writes, cache reads.
@@ -352,6 +355,7 @@ impl AnthropicStream {
         match kind.as_str() {
             "message_start" => {
                 self.started = true;
+                self.tool_use_ids.clear();
                 out.push(StreamEvent::MessageStart {
                     id: json["message"]["id"]
                         .as_str()
@@ -382,6 +386,20 @@ impl AnthropicStream {
                         let name = block["name"].as_str().ok_or_else(|| {
                             malformed(&kind, "tool_use block without `name`".into())
                         })?;
+                        // A second call with the same id would run too, and its result
+                        // would carry the same id: the next request, with two tool_use
+                        // blocks and two results of one id, is refused by the API (after
+                        // both calls had their effects). The stream is malformed: the
+                        // calls before it keep their results, this one never runs.
+                        if let Some(first) = self.tool_use_ids.get(id) {
+                            return Err(malformed(
+                                &kind,
+                                format!(
+                                    "block {i}'s tool_use ({name}) has the id {id:?} of block {first}: a tool_use id comes once in a message"
+                                ),
+                            ));
+                        }
+                        self.tool_use_ids.insert(id.to_owned(), i);
                         // The whole input may come here (a gateway, a proxy), with no
                         // delta after it: it is the call's input unless deltas bring one,
                         // as the Anthropic SDKs read it.
@@ -727,9 +745,10 @@ mod tests {
         // closed, each under the limit, cannot hold more than it between them. A block that
         // stops gives back what it held.
         let mut parser = AnthropicStream::new();
-        let start = |i: usize| {
+        // Each call its own id (one id comes once in a message).
+        let start = |i: usize, id: usize| {
             format!(
-                "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{i},\"content_block\":{{\"type\":\"tool_use\",\"id\":\"t{i}\",\"name\":\"Write\",\"input\":{{}}}}}}\n\n"
+                "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{i},\"content_block\":{{\"type\":\"tool_use\",\"id\":\"t{id}\",\"name\":\"Write\",\"input\":{{}}}}}}\n\n"
             )
         };
         let delta = |i: usize| {
@@ -740,14 +759,14 @@ mod tests {
         };
         let stop =
             "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n";
-        for _ in 0..(MAX_EVENT_BYTES / (4 * 1024 * 1024) + 2) {
-            parser.feed(&start(0)).unwrap();
+        for n in 0..(MAX_EVENT_BYTES / (4 * 1024 * 1024) + 2) {
+            parser.feed(&start(0, 1000 + n)).unwrap();
             parser.feed(&delta(0)).unwrap();
             parser.feed(stop).unwrap();
         }
         let mut refused = None;
         for i in 1..(MAX_EVENT_BYTES / (4 * 1024 * 1024) + 2) {
-            parser.feed(&start(i)).unwrap();
+            parser.feed(&start(i, i)).unwrap();
             if let Err(e) = parser.feed(&delta(i)) {
                 refused = Some(e);
                 break;
@@ -914,6 +933,56 @@ mod tests {
             .rfind(|e| matches!(e, StreamEvent::Usage { .. }))
             .unwrap();
         assert_eq!(last, &usage(40, 20, 7, 0));
+    }
+
+    /// Found by review: a second tool_use block with the id of an earlier one in the same
+    /// message ran too, and two results with that id went back (a request the API
+    /// refuses). It is a malformed stream: the first call is still returned, the second
+    /// never is. Another message may use the id again (a recording of several).
+    #[test]
+    fn a_tool_use_id_repeated_in_a_message_is_a_malformed_stream() {
+        let call = |i: u64, id: &str| {
+            [
+                json!({"type": "content_block_start", "index": i, "content_block": {"type": "tool_use", "id": id, "name": "Bash", "input": {}}}),
+                json!({"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"echo x\"}"}}),
+                json!({"type": "content_block_stop", "index": i}),
+            ]
+        };
+        let start = json!({"type": "message_start", "message": {"id": "m"}});
+        let mut events = vec![start.clone()];
+        events.extend(call(0, "toolu_1"));
+        events.extend(call(1, "toolu_1"));
+        let mut parser = AnthropicStream::new();
+        let got = parser.feed(&sse(&events)).unwrap();
+        assert_eq!(
+            got.iter()
+                .filter_map(|e| match e {
+                    StreamEvent::ToolUse(t) => Some(t.id.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>(),
+            ["toolu_1"]
+        );
+        let err = parser.finish().unwrap_err();
+        assert!(
+            matches!(&err, StreamError::Malformed { event, .. } if event == "content_block_start")
+                && err
+                    .to_string()
+                    .contains("block 1's tool_use (Bash) has the id \"toolu_1\" of block 0"),
+            "{err}"
+        );
+        // Distinct ids, and the same id in the next message: read as they are.
+        let mut events = vec![start.clone()];
+        events.extend(call(0, "toolu_1"));
+        events.extend(call(1, "toolu_2"));
+        events.push(json!({"type": "message_stop"}));
+        let mut parser = AnthropicStream::new();
+        assert!(parser.feed(&sse(&events)).is_ok());
+        let mut parser = AnthropicStream::new();
+        parser.feed(&sse(&events)).unwrap();
+        let mut again = vec![start];
+        again.extend(call(0, "toolu_1"));
+        assert!(parser.feed(&sse(&again)).is_ok());
     }
 
     /// Found by review: a tool_use whose whole input comes in `content_block_start` (a

@@ -1,0 +1,105 @@
+//! Session 36's review of `toolwright agent` against a misbehaving Messages API (the local
+//! stand-in, `support/model_api.rs`): a tool input given whole in `content_block_start`,
+//! `ANTHROPIC_CUSTOM_HEADERS` and the `User-Agent`, retries said on stderr, and a tool_use
+//! id repeated in one response.
+
+use serde_json::{Value, json};
+
+use crate::model_api::*;
+
+/// Bash allowed, so that the calls run without a question.
+fn allow_bash() -> String {
+    json!({"permissions": {"allow": ["Bash"]}}).to_string()
+}
+
+/// A response whose only block is a Bash call given its whole input in
+/// `content_block_start`, with no `input_json_delta` (a gateway's stream), runs the call
+/// with that input, and the conversation records it; before, it ran with `{}` and the
+/// model was told `command` was missing.
+#[test]
+fn a_tool_input_given_whole_at_block_start_is_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = json!({"command": "echo hello > marker.txt"});
+    let call = sse(&[
+        start(10),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": input}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 5}}),
+        json!({"type": "message_stop"}),
+    ]);
+    let (url, seen) = serve(move |i, _| {
+        full(if i == 0 {
+            call.clone()
+        } else {
+            turn(Some("done"), &[])
+        })
+    });
+    let out = agent(&url, dir.path(), &["--json", "--settings", &allow_bash()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("marker.txt")).unwrap(),
+        "hello\n"
+    );
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    let messages = seen[1].messages();
+    assert_eq!(messages[1]["content"][0]["input"], input, "{messages:?}");
+    let result = &results(&messages[2])[0].1;
+    assert_ne!(result["is_error"], Value::Bool(true), "{result}");
+}
+
+/// Two Bash calls with the same id in one response: the first runs and has its result, the
+/// second is refused as a malformed stream and never runs, and the run ends there with
+/// the reason (exit code 1), sending no request with two results of one id (which the API
+/// refuses). Before, both ran and the next request carried both.
+#[test]
+fn a_tool_use_id_repeated_in_a_response_is_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut events = vec![start(10)];
+    events.extend(tool_block(
+        0,
+        "toolu_1",
+        "Bash",
+        &json!({"command": "echo one >> log.txt"}),
+    ));
+    events.extend(tool_block(
+        1,
+        "toolu_1",
+        "Bash",
+        &json!({"command": "echo two >> log.txt"}),
+    ));
+    events.extend(end("tool_use", 5));
+    let call = sse(&events);
+    let (url, seen) = serve(move |i, _| {
+        full(if i == 0 {
+            call.clone()
+        } else {
+            turn(Some("done"), &[])
+        })
+    });
+    let out = agent(&url, dir.path(), &["--json", "--settings", &allow_bash()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("log.txt")).unwrap(),
+        "one\n"
+    );
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    let json = json_out(&out);
+    assert!(
+        json["stop"]
+            .as_str()
+            .unwrap()
+            .contains("has the id \"toolu_1\" of block 0"),
+        "{json}"
+    );
+    // The conversation: one call, one result.
+    let messages = json["messages"].as_array().unwrap();
+    let calls: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .flat_map(|m| m["content"].as_array().unwrap())
+        .filter(|b| b["type"] == "tool_use")
+        .collect();
+    assert_eq!(calls.len(), 1, "{messages:?}");
+    assert_eq!(results(&messages[2]).len(), 1, "{messages:?}");
+}

@@ -185,6 +185,11 @@ pub struct ClientConfig {
     /// The first retry's delay; each retry doubles it, up to 32 s, less a random part of up
     /// to a quarter (a `retry-after` header can lengthen it, up to a minute).
     pub backoff: Duration,
+    /// `ANTHROPIC_CUSTOM_HEADERS`' headers ([`custom_headers`]), sent on every request: each
+    /// replaces the header of its name the client sets (`User-Agent` included), but an
+    /// `anthropic-beta` one is joined with the request's betas. Marked sensitive: a
+    /// gateway's key often rides in one.
+    pub headers: reqwest::header::HeaderMap,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -202,32 +207,108 @@ impl std::fmt::Debug for ClientConfig {
             .field("auth_token", &redacted(&self.auth_token))
             .field("attempts", &self.attempts)
             .field("backoff", &self.backoff)
+            // The names only: the values are often secrets.
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .finish()
     }
 }
 
 impl ClientConfig {
     /// From the environment: `ANTHROPIC_API_KEY` or `ANTHROPIC_AUTH_TOKEN` (at least one;
-    /// both are sent when both are set), `ANTHROPIC_BASE_URL`, and `CLAUDE_CODE_MAX_RETRIES`
-    /// (retries after the first attempt, default 3).
+    /// both are sent when both are set), `ANTHROPIC_BASE_URL`, `CLAUDE_CODE_MAX_RETRIES`
+    /// (retries after the first attempt, default 3) and `ANTHROPIC_CUSTOM_HEADERS`. What is
+    /// wrong with the last two is traced as a warning; a host that shows it to its user takes
+    /// it from [`from_env_with_warnings`](Self::from_env_with_warnings).
     pub fn from_env() -> Result<Self, AgentError> {
+        let (config, warnings) = Self::from_env_with_warnings()?;
+        for warning in warnings {
+            tracing::warn!("{warning}");
+        }
+        Ok(config)
+    }
+
+    /// [`from_env`](Self::from_env), with what a user should be told of the variables'
+    /// values (a line of `ANTHROPIC_CUSTOM_HEADERS` that is no header), each a sentence.
+    pub fn from_env_with_warnings() -> Result<(Self, Vec<String>), AgentError> {
         let (api_key, auth_token) = credentials(
             credential_var("ANTHROPIC_API_KEY")?,
             credential_var("ANTHROPIC_AUTH_TOKEN")?,
         )?;
+        let mut warnings = Vec::new();
         let retries = std::env::var("CLAUDE_CODE_MAX_RETRIES")
             .ok()
             .and_then(|v| v.trim().parse::<u32>().ok())
             .unwrap_or(3);
-        Ok(Self {
+        let headers = match std::env::var("ANTHROPIC_CUSTOM_HEADERS") {
+            Ok(value) => {
+                let (headers, said) = custom_headers(&value);
+                warnings.extend(said);
+                headers
+            }
+            Err(std::env::VarError::NotPresent) => reqwest::header::HeaderMap::new(),
+            Err(std::env::VarError::NotUnicode(_)) => {
+                warnings.push(
+                    "ANTHROPIC_CUSTOM_HEADERS is not valid UTF-8: none of its headers is sent"
+                        .to_owned(),
+                );
+                reqwest::header::HeaderMap::new()
+            }
+        };
+        let config = Self {
             base_url: base_url(std::env::var("ANTHROPIC_BASE_URL").ok())?,
             api_key,
             auth_token,
             attempts: retries.saturating_add(1),
             backoff: Duration::from_millis(500),
-        })
+            headers,
+        };
+        Ok((config, warnings))
     }
 }
+
+/// The headers of `ANTHROPIC_CUSTOM_HEADERS`' `value`, as Claude Code reads it: one
+/// `Name: Value` a line (LF or CRLF), white space around the name and the value dropped,
+/// blank lines skipped, a name given twice taking its last value. A line that is no header
+/// (no `:`, no name, a name or a value no HTTP header can have) is not sent, and a sentence
+/// says so by its line number, never its text (the values are secrets, and a broken line
+/// may be one whole). The values are marked sensitive.
+pub fn custom_headers(value: &str) -> (reqwest::header::HeaderMap, Vec<String>) {
+    use reqwest::header::{HeaderName, HeaderValue};
+    let mut headers = reqwest::header::HeaderMap::new();
+    let mut warnings = Vec::new();
+    for (i, line) in value.split('\n').enumerate() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.trim().is_empty() {
+            continue;
+        }
+        let wrong = match line.split_once(':') {
+            None => Some("it has no `:` between a name and a value"),
+            Some((name, _)) if name.trim().is_empty() => Some("it has no name before its `:`"),
+            Some((name, value)) => match (
+                HeaderName::from_bytes(name.trim().as_bytes()),
+                HeaderValue::from_str(value.trim()),
+            ) {
+                (Err(_), _) => Some("its name is not one an HTTP header can have"),
+                (_, Err(_)) => Some("its value holds a character an HTTP header cannot carry"),
+                (Ok(name), Ok(mut value)) => {
+                    value.set_sensitive(true);
+                    headers.insert(name, value);
+                    None
+                }
+            },
+        };
+        if let Some(wrong) = wrong {
+            warnings.push(format!(
+                "ANTHROPIC_CUSTOM_HEADERS line {} is not a header (`Name: Value`): {wrong}; it is not sent",
+                i + 1
+            ));
+        }
+    }
+    (headers, warnings)
+}
+
+/// The `User-Agent` of every request, unless `ANTHROPIC_CUSTOM_HEADERS` sets one.
+pub const USER_AGENT: &str = concat!("toolwright/", env!("CARGO_PKG_VERSION"));
 
 /// The API's base URL from `ANTHROPIC_BASE_URL`'s value (`https://api.anthropic.com` when
 /// unset or blank): an absolute http(s) URL, or an error naming the variable.
@@ -470,6 +551,8 @@ impl AnthropicClient {
         }
         let silence = read_timeout();
         let http = reqwest::Client::builder()
+            // A default header: one `ANTHROPIC_CUSTOM_HEADERS` sets replaces it.
+            .user_agent(USER_AGENT)
             .connect_timeout(Duration::from_secs(30))
             // A connection that goes silent (no byte, not even the stream's pings) for this
             // long fails instead of hanging the run.
@@ -511,9 +594,21 @@ impl AnthropicClient {
             if let Some(token) = &self.config.auth_token {
                 builder = builder.bearer_auth(token);
             }
+            // The custom headers last, each replacing the one of its name set above; a
+            // custom `anthropic-beta` keeps the request's betas beside its own.
+            let mut headers = self.config.headers.clone();
+            let mut betas: Vec<&str> = headers
+                .get_all("anthropic-beta")
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .collect();
             if !request.betas.is_empty() {
-                builder = builder.header("anthropic-beta", request.betas.join(","));
+                betas.extend(request.betas.iter().map(String::as_str));
+                if let Ok(value) = reqwest::header::HeaderValue::from_str(&betas.join(",")) {
+                    headers.insert("anthropic-beta", value);
+                }
             }
+            builder = builder.headers(headers);
             let attempt_now = *attempt;
             let (failure, wait) = match builder.send().await {
                 Ok(response) if response.status().is_success() => return Ok(response),
@@ -887,8 +982,55 @@ mod tests {
             auth_token: some("tok-secret"),
             attempts: 1,
             backoff: Duration::ZERO,
+            headers: custom_headers("X-Gateway-Key: gw-secret").0,
         };
-        assert!(!format!("{config:?}").contains("secret"));
+        let shown = format!("{config:?}");
+        assert!(
+            !shown.contains("secret") && shown.contains("x-gateway-key"),
+            "{shown}"
+        );
+    }
+
+    /// Found by review: `ANTHROPIC_CUSTOM_HEADERS` was ignored. Its lines are read as
+    /// Claude Code reads them (`Name: Value`, white space around each dropped, blank lines
+    /// skipped, LF or CRLF, the last of a name winning); a line that is no header is said
+    /// by its number, never with its text, and is not sent.
+    #[test]
+    fn custom_headers_are_read_as_claude_code_reads_them() {
+        let (headers, warnings) = custom_headers(
+            "X-Gateway-Key:  gw-secret \r\n\n  X-Team: infra\nno-colon-secret\n: bare-secret\nbad name: v\nX-Ctl: a\u{7}b-secret\nx-team: ops\nX-Empty:",
+        );
+        let got: Vec<(String, String)> = headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_owned()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("x-gateway-key".to_owned(), "gw-secret".to_owned()),
+                ("x-team".to_owned(), "ops".to_owned()),
+                ("x-empty".to_owned(), String::new()),
+            ]
+        );
+        assert!(
+            headers
+                .values()
+                .all(reqwest::header::HeaderValue::is_sensitive)
+        );
+        assert_eq!(warnings.len(), 4, "{warnings:?}");
+        for (warning, line) in warnings.iter().zip([4, 5, 6, 7]) {
+            assert!(
+                warning.starts_with(&format!(
+                    "ANTHROPIC_CUSTOM_HEADERS line {line} is not a header"
+                )),
+                "{warning}"
+            );
+            assert!(
+                !warning.contains("secret") && !warning.contains("bad"),
+                "{warning}"
+            );
+        }
+        assert!(custom_headers("").0.is_empty() && custom_headers("").1.is_empty());
     }
 
     /// `ANTHROPIC_BASE_URL` must be an absolute http(s) URL; what is wrong names the

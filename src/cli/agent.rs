@@ -410,8 +410,13 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     for notice in &settings.notices {
         eoutln!("toolwright agent: {notice}");
     }
-    let client_config = match ClientConfig::from_env() {
-        Ok(c) => c,
+    let client_config = match ClientConfig::from_env_with_warnings() {
+        Ok((c, warnings)) => {
+            for warning in warnings {
+                eoutln!("toolwright agent: {warning}");
+            }
+            c
+        }
         Err(e) => {
             eoutln!("toolwright agent: {e} (try `toolwright demo` for a run without a model)");
             return ExitCode::from(2);

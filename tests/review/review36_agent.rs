@@ -103,3 +103,61 @@ fn a_tool_use_id_repeated_in_a_response_is_not_run() {
     assert_eq!(calls.len(), 1, "{messages:?}");
     assert_eq!(results(&messages[2]).len(), 1, "{messages:?}");
 }
+
+/// `ANTHROPIC_CUSTOM_HEADERS` (Claude Code's `Name: Value` lines), from the environment or
+/// a settings `env`, is sent on the request; a line that is no header is said on stderr by
+/// its number, never its text; every request says `User-Agent: toolwright/<version>`
+/// unless the custom headers give their own. Before, they were ignored without a word, and
+/// no `User-Agent` was sent.
+#[test]
+fn custom_headers_and_the_user_agent_are_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, seen) = serve(|_, _| full(turn(Some("done"), &[])));
+    let out = agent_command(&url, dir.path(), &["--print"], "hi")
+        .env(
+            "ANTHROPIC_CUSTOM_HEADERS",
+            "X-Gateway-Key: gw-secret\r\nnot a header gw-secret2\n\nX-Team: infra",
+        )
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("toolwright agent: ANTHROPIC_CUSTOM_HEADERS line 2 is not a header"),
+        "{err}"
+    );
+    assert!(!err.contains("secret"), "{err}");
+    {
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen[0].header("x-gateway-key"), Some("gw-secret"));
+        assert_eq!(seen[0].header("x-team"), Some("infra"));
+        assert_eq!(
+            seen[0].header("user-agent"),
+            Some(concat!("toolwright/", env!("CARGO_PKG_VERSION")))
+        );
+        assert_eq!(seen[0].header("x-api-key"), Some("test-key"));
+    }
+    // From the settings' `env`, with a `User-Agent` of its own.
+    let settings = json!({"env": {"ANTHROPIC_CUSTOM_HEADERS": "X-Gateway-Key: from-settings\nUser-Agent: my-gateway/1"}});
+    let out = agent_command(
+        &url,
+        dir.path(),
+        &["--print", "--settings", &settings.to_string()],
+        "hi",
+    )
+    .env_remove("ANTHROPIC_CUSTOM_HEADERS")
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen[1].header("x-gateway-key"), Some("from-settings"));
+    assert_eq!(seen[1].header("user-agent"), Some("my-gateway/1"));
+    assert_eq!(
+        seen[1]
+            .headers
+            .iter()
+            .filter(|(k, _)| k == "user-agent")
+            .count(),
+        1
+    );
+}

@@ -30,12 +30,15 @@ pub enum AgentError {
     #[error("the model request failed: {0}")]
     Request(String),
     /// The API answered with an error status (after the retries, for retryable ones).
-    #[error("the API answered {status}: {body}")]
+    #[error("the API answered {status}{}: {body}", attempts_made(*attempts))]
     Api {
         /// HTTP status.
         status: u16,
         /// Response body.
         body: String,
+        /// The attempts made, this one included; 0 when not said (an answer not retried,
+        /// to a first attempt).
+        attempts: u32,
     },
     /// The stream was malformed, cut short, or carried an `error` event.
     #[error("{0}")]
@@ -43,6 +46,15 @@ pub enum AgentError {
     /// The client could not be set up.
     #[error("{0}")]
     Setup(String),
+}
+
+/// ` (N attempts made)`, or nothing for 0 (not said).
+fn attempts_made(attempts: u32) -> String {
+    match attempts {
+        0 => String::new(),
+        1 => " (1 attempt made)".to_owned(),
+        n => format!(" ({n} attempts made)"),
+    }
 }
 
 /// One request to the model.
@@ -235,10 +247,8 @@ impl ClientConfig {
             credential_var("ANTHROPIC_AUTH_TOKEN")?,
         )?;
         let mut warnings = Vec::new();
-        let retries = std::env::var("CLAUDE_CODE_MAX_RETRIES")
-            .ok()
-            .and_then(|v| v.trim().parse::<u32>().ok())
-            .unwrap_or(3);
+        let (retries, said) = max_retries(std::env::var("CLAUDE_CODE_MAX_RETRIES").ok().as_deref());
+        warnings.extend(said);
         let headers = match std::env::var("ANTHROPIC_CUSTOM_HEADERS") {
             Ok(value) => {
                 let (headers, said) = custom_headers(&value);
@@ -263,6 +273,70 @@ impl ClientConfig {
             headers,
         };
         Ok((config, warnings))
+    }
+}
+
+/// The retries after a first attempt `CLAUDE_CODE_MAX_RETRIES`' `value` asks for: a whole
+/// number, 0 or more (white space around it allowed; one too large to hold is the largest).
+/// Unset or blank, the default, 3; any other value (`abc`, `-1`, `1.5`) is not used: the
+/// default is, and a sentence naming the variable, its value and what is used says so, as
+/// for the other numeric variables.
+fn max_retries(value: Option<&str>) -> (u32, Option<String>) {
+    const DEFAULT: u32 = 3;
+    let Some(raw) = value else {
+        return (DEFAULT, None);
+    };
+    let trimmed = raw.trim();
+    if trimmed.is_empty() {
+        return (DEFAULT, None);
+    }
+    if !trimmed.bytes().all(|b| b.is_ascii_digit()) {
+        return (
+            DEFAULT,
+            Some(format!(
+                "CLAUDE_CODE_MAX_RETRIES={raw:?} is not a whole number of retries (0 or more); the default, {DEFAULT}, is used"
+            )),
+        );
+    }
+    (trimmed.parse::<u32>().unwrap_or(u32::MAX), None)
+}
+
+/// Says a retry to whoever runs the client ([`AnthropicClient::with_retry_notices`]): one
+/// sentence each, what failed, the wait and the attempt coming (`the API answered 529
+/// (overloaded_error: Overloaded); retrying in 2.0 s (attempt 2 of 4)`).
+#[derive(Clone)]
+pub struct RetryNotices(pub Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for RetryNotices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RetryNotices")
+    }
+}
+
+/// An error answer in a few words for a retry's line: its status, and the API's error type
+/// and message when its body is the API's JSON error (an HTML page or a long body is left
+/// out; the final error, if it comes to that, has it whole).
+fn answer_in_brief(status: u16, body: &str) -> String {
+    let error = serde_json::from_str::<Value>(body)
+        .ok()
+        .map(|v| v["error"].clone())
+        .filter(Value::is_object);
+    let detail = error.map(|e| {
+        let kind = e["type"].as_str().unwrap_or("error");
+        match e["message"].as_str().filter(|m| !m.is_empty()) {
+            Some(message) => format!(" ({kind}: {})", brief(message)),
+            None => format!(" ({})", brief(kind)),
+        }
+    });
+    format!("the API answered {status}{}", detail.unwrap_or_default())
+}
+
+/// `text` cut to 200 characters, its cut said.
+fn brief(text: &str) -> String {
+    const MAX: usize = 200;
+    match text.char_indices().nth(MAX) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
     }
 }
 
@@ -383,6 +457,7 @@ pub struct AnthropicClient {
     http: reqwest::Client,
     config: ClientConfig,
     silence: SilenceLimit,
+    notices: Option<RetryNotices>,
 }
 
 /// How long a response may stay silent, and whether `API_TIMEOUT_MS` said so: what a
@@ -563,7 +638,28 @@ impl AnthropicClient {
             http,
             config,
             silence,
+            notices: None,
         })
+    }
+
+    /// The client, saying each retry to `notices` (the command line prints it on stderr)
+    /// besides tracing it: a wait of up to a minute is not silence.
+    #[must_use]
+    pub fn with_retry_notices(mut self, notices: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.notices = Some(RetryNotices(Arc::new(notices)));
+        self
+    }
+
+    /// Says a retry: `cause`, the wait, and the attempt coming of `attempts`.
+    fn say_retry(&self, cause: &str, wait: Duration, next: u32, attempts: u32) {
+        let text = format!(
+            "{cause}; retrying in {:.1} s (attempt {next} of {attempts})",
+            wait.as_secs_f64()
+        );
+        tracing::warn!("{text}");
+        if let Some(notices) = &self.notices {
+            (notices.0)(&text);
+        }
     }
 
     /// The client's configuration.
@@ -610,7 +706,7 @@ impl AnthropicClient {
             }
             builder = builder.headers(headers);
             let attempt_now = *attempt;
-            let (failure, wait) = match builder.send().await {
+            let failure = match builder.send().await {
                 Ok(response) if response.status().is_success() => return Ok(response),
                 Ok(response) => {
                     let status = response.status().as_u16();
@@ -621,18 +717,47 @@ impl AnthropicClient {
                         .and_then(|v| v.to_str().ok())
                         .map(str::to_owned);
                     let text = capped_text(Vec::new(), Box::pin(response.bytes_stream())).await;
-                    if !retryable(status, should_retry.as_deref()) || attempt_now >= attempts {
-                        return Err(AgentError::Api { status, body: text });
+                    let retried = retryable(status, should_retry.as_deref());
+                    if !retried || attempt_now >= attempts {
+                        // How many attempts were made, when retries were made or would have
+                        // been (whether raising CLAUDE_CODE_MAX_RETRIES could help).
+                        let said = if retried || attempt_now > 1 {
+                            attempt_now
+                        } else {
+                            0
+                        };
+                        return Err(AgentError::Api {
+                            status,
+                            body: text,
+                            attempts: said,
+                        });
                     }
-                    (format!("{status}: {text}"), wait)
+                    (
+                        format!("{status}: {text}"),
+                        answer_in_brief(status, &text),
+                        wait,
+                    )
                 }
-                Err(e) if e.is_builder() || attempt_now >= attempts => {
+                Err(e) if e.is_builder() => {
                     return Err(AgentError::Request(self.silence.describe(&e)));
                 }
-                Err(e) => (self.silence.describe(&e), None),
+                Err(e) if attempt_now >= attempts => {
+                    return Err(AgentError::Request(format!(
+                        "{}{}",
+                        self.silence.describe(&e),
+                        attempts_made(attempt_now)
+                    )));
+                }
+                Err(e) => {
+                    let cause = self.silence.describe(&e);
+                    let brief_cause = format!("the model request failed: {}", brief(&cause));
+                    (cause, brief_cause, None)
+                }
             };
-            tracing::warn!(attempt = attempt_now, error = %failure, "model request failed; retrying");
-            tokio::time::sleep(retry_delay(self.config.backoff, attempt_now, wait)).await;
+            let (failure, brief_failure, wait) = failure;
+            let delay = retry_delay(self.config.backoff, attempt_now, wait);
+            self.say_retry(&brief_failure, delay, attempt_now + 1, attempts);
+            tokio::time::sleep(delay).await;
             if let Some(why) = request.stop_retrying.as_ref().and_then(RetryStop::reason) {
                 return Err(AgentError::Request(format!(
                     "{failure} (not retried: {why})"
@@ -861,22 +986,24 @@ impl ModelClient for AnthropicClient {
                 }
             };
             match failed {
-                Some(_) if parsing.retryable && attempt < attempts => {
-                    tracing::warn!(
-                        attempt,
-                        "the API reported an overload before any content; retrying"
-                    );
+                Some(e) if parsing.retryable && attempt < attempts => {
                     // Its tokens stay counted; the next attempt's start from zero.
                     if let Some(meter) = &request.usage {
                         meter.next_attempt();
                     }
-                    tokio::time::sleep(retry_delay(self.config.backoff, attempt, None)).await;
+                    let delay = retry_delay(self.config.backoff, attempt, None);
+                    self.say_retry(&brief(&e.to_string()), delay, attempt + 1, attempts);
+                    tokio::time::sleep(delay).await;
                     if let Some(why) = request.stop_retrying.as_ref().and_then(RetryStop::reason) {
                         return Err(AgentError::Request(format!(
                             "the API reported an overload before any content (not retried: {why})"
                         )));
                     }
                     attempt += 1;
+                }
+                // An overload still reported at the last attempt: how many were made.
+                Some(AgentError::Stream(e)) if parsing.retryable => {
+                    return Err(AgentError::Stream(format!("{e}{}", attempts_made(attempt))));
                 }
                 Some(e) => return Err(e),
                 None => {
@@ -1031,6 +1158,64 @@ mod tests {
             );
         }
         assert!(custom_headers("").0.is_empty() && custom_headers("").1.is_empty());
+    }
+
+    /// Found by review: an invalid `CLAUDE_CODE_MAX_RETRIES` fell back to the default
+    /// without a word; it is said, as for the other numeric variables. Blank is unset.
+    #[test]
+    fn max_retries_is_a_whole_number_or_the_default_with_a_warning() {
+        assert_eq!(max_retries(None), (3, None));
+        assert_eq!(max_retries(Some(" ")), (3, None));
+        assert_eq!(max_retries(Some("0")), (0, None));
+        assert_eq!(max_retries(Some(" 7 ")), (7, None));
+        assert_eq!(max_retries(Some("99999999999")), (u32::MAX, None));
+        for bad in ["abc", "-1", "1.5", "+2"] {
+            let (retries, warning) = max_retries(Some(bad));
+            assert_eq!(retries, 3, "{bad}");
+            assert_eq!(
+                warning.as_deref(),
+                Some(
+                    format!(
+                        "CLAUDE_CODE_MAX_RETRIES={bad:?} is not a whole number of retries (0 or more); the default, 3, is used"
+                    )
+                    .as_str()
+                )
+            );
+        }
+    }
+
+    /// A retry's line says the status and, of the API's JSON error, its type and message
+    /// (cut to 200 characters); another body (a proxy's page) is left out of it. The final
+    /// error says how many attempts were made once retries were or would have been made.
+    #[test]
+    fn retries_and_their_end_are_said_in_brief() {
+        assert_eq!(
+            answer_in_brief(
+                529,
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
+            "the API answered 529 (overloaded_error: Overloaded)"
+        );
+        assert_eq!(
+            answer_in_brief(502, "<html>Bad gateway</html>"),
+            "the API answered 502"
+        );
+        let long = json!({"error": {"type": "x", "message": "m".repeat(500)}}).to_string();
+        assert_eq!(
+            answer_in_brief(500, &long).chars().count(),
+            "the API answered 500 (x: )".chars().count() + 201
+        );
+        let api = |attempts| {
+            AgentError::Api {
+                status: 529,
+                body: "b".into(),
+                attempts,
+            }
+            .to_string()
+        };
+        assert_eq!(api(0), "the API answered 529: b");
+        assert_eq!(api(1), "the API answered 529 (1 attempt made): b");
+        assert_eq!(api(4), "the API answered 529 (4 attempts made): b");
     }
 
     /// `ANTHROPIC_BASE_URL` must be an absolute http(s) URL; what is wrong names the

@@ -497,6 +497,12 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
         transcript: Some(session.transcript_path.clone()),
         ..LoopConfig::new(model.clone())
     };
+    // Each retry is said on stderr (in every mode: stdout carries the answer), in the
+    // timeline's order: a wait of up to a minute is not silence.
+    let retry_timeline = Arc::clone(&timeline);
+    let client = client.with_retry_notices(move |text| {
+        retry_timeline.line(&format!("toolwright agent: {}", escape_controls(text)));
+    });
     let client: Arc<dyn toolwright::agent::client::ModelClient> = Arc::new(client);
     let agent_loop = AgentLoop::new(Arc::clone(&client), Arc::new(pipeline), config);
     // WebFetch's prompt is applied by a small model, as in Claude Code, its tokens counted

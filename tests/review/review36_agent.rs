@@ -161,3 +161,95 @@ fn custom_headers_and_the_user_agent_are_sent() {
         1
     );
 }
+
+/// The API's overload answer, as a 529's body.
+const OVERLOADED: &str =
+    r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+
+/// Each retry is said on stderr, with what failed, the wait and the attempt coming, in
+/// `--print` mode too (stdout holds the answer alone); an overload reported by an `error`
+/// event before any content is said the same way. Before, retries were only traced, and a
+/// terminal stayed silent through them.
+#[test]
+fn each_retry_is_said_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let overload_event = sse(&[
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    ]);
+    let (url, seen) = serve(move |i, _| match i {
+        0 | 1 => Reply::Status(529, OVERLOADED.to_owned()),
+        2 => full(overload_event.clone()),
+        _ => full(turn(Some("done"), &[])),
+    });
+    let out = agent_command(&url, dir.path(), &["--print"], "hi")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "done\n");
+    assert_eq!(seen.lock().unwrap().len(), 4);
+    let err = stderr(&out);
+    let retries: Vec<&str> = err.lines().filter(|l| l.contains("retrying in")).collect();
+    assert_eq!(retries.len(), 3, "{err}");
+    for (line, next) in retries.iter().take(2).zip([2, 3]) {
+        assert!(
+            line.starts_with(
+                "toolwright agent: the API answered 529 (overloaded_error: Overloaded); retrying in "
+            ) && line.ends_with(&format!(" s (attempt {next} of 4)")),
+            "{line}"
+        );
+    }
+    assert!(
+        retries[2].starts_with(
+            "toolwright agent: the API reported an error before the response began (overloaded_error): Overloaded; retrying in "
+        ) && retries[2].ends_with(" s (attempt 4 of 4)"),
+        "{}",
+        retries[2]
+    );
+}
+
+/// When every attempt fails, the error says how many were made; an invalid
+/// `CLAUDE_CODE_MAX_RETRIES` (`abc`, `-1`) is said on stderr and the default (3 retries,
+/// 4 attempts) is used. Before, the error did not say retries were made, and an invalid
+/// value was dropped without a word.
+#[test]
+fn the_final_error_says_the_attempts_and_a_bad_retry_count_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, seen) = serve(|_, _| Reply::Status(529, OVERLOADED.to_owned()));
+    let out = agent_command(&url, dir.path(), &["--print"], "hi")
+        .env("CLAUDE_CODE_MAX_RETRIES", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("the API answered 529 (2 attempts made): {"),
+        "{err}"
+    );
+    assert_eq!(seen.lock().unwrap().len(), 2);
+
+    let (url, seen) = serve(|_, _| Reply::Status(529, OVERLOADED.to_owned()));
+    let out = agent_command(&url, dir.path(), &["--print"], "hi")
+        .env("CLAUDE_CODE_MAX_RETRIES", "abc")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("toolwright agent: CLAUDE_CODE_MAX_RETRIES=\"abc\" is not a whole number of retries (0 or more); the default, 3, is used"),
+        "{err}"
+    );
+    assert!(err.contains("(4 attempts made)"), "{err}");
+    assert_eq!(seen.lock().unwrap().len(), 4);
+
+    let (url, _) = serve(|_, _| full(turn(Some("done"), &[])));
+    let out = agent_command(&url, dir.path(), &["--print"], "hi")
+        .env("CLAUDE_CODE_MAX_RETRIES", "-1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("CLAUDE_CODE_MAX_RETRIES=\"-1\" is not a whole number of retries"),
+        "{}",
+        stderr(&out)
+    );
+}

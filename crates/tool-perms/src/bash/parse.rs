@@ -370,6 +370,7 @@ impl Analysis {
             && !self.complex.iter().any(|why| {
                 why == NOT_PARSED
                     || why == SYNTAX_ERROR
+                    || why.starts_with(READ_WRITE_REDIRECT)
                     || why.starts_with(TOO_LONG)
                     || why == HAS_NUL
             })
@@ -379,6 +380,65 @@ impl Analysis {
 /// [`Analysis::complex`] reasons that mean the command was not parsed in full.
 const NOT_PARSED: &str = "the command could not be parsed";
 const SYNTAX_ERROR: &str = "the command has a syntax error";
+/// How the reason starts for a `<>` redirection, valid bash that tree-sitter-bash reads as
+/// an error around its `>` ([`read_write_errors`]): still not parsed in full, but said for
+/// what it is, a write.
+const READ_WRITE_REDIRECT: &str = "a read-write redirection (`<>`)";
+
+/// Whether `node` is the error tree-sitter-bash makes of the `>` of a `<>` redirection
+/// (`cat <> x`, `3<>x`): an error node holding only `>`, right after the `<` of a
+/// `file_redirect`.
+fn read_write_operator(node: Node<'_>) -> bool {
+    node.is_error()
+        && node.child_count() == 1
+        && node.child(0).is_some_and(|c| c.kind() == ">")
+        && node.parent().is_some_and(|p| p.kind() == "file_redirect")
+        && node
+            .prev_sibling()
+            .is_some_and(|p| p.kind() == "<" && p.end_byte() == node.start_byte())
+}
+
+/// The reason for the `<>` redirection whose error node is `node` ([`read_write_operator`]):
+/// it opens its file for reading and writing, creating it.
+fn read_write_reason(node: Node<'_>, src: &[u8]) -> String {
+    let text = |n: Node<'_>| {
+        String::from_utf8_lossy(src.get(n.byte_range()).unwrap_or_default()).into_owned()
+    };
+    let redirect = node.parent().map(text).unwrap_or_default();
+    let target = node
+        .parent()
+        .and_then(|p| p.child_by_field_name("destination"))
+        .map(text)
+        .unwrap_or_default();
+    format!(
+        "{READ_WRITE_REDIRECT}: `{redirect}` opens {target} for reading and writing, creating it (a write of {target}), which the parser here does not read"
+    )
+}
+
+/// When every error in the tree under `root` is the `>` of a `<>` redirection
+/// ([`read_write_operator`]), the reasons to give for them; `None` when another error (or a
+/// missing node) is there: a syntax error.
+fn read_write_errors(root: Node<'_>, src: &[u8]) -> Option<Vec<String>> {
+    let mut reasons = Vec::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if read_write_operator(node) {
+            let why = read_write_reason(node, src);
+            if !reasons.contains(&why) {
+                reasons.push(why);
+            }
+            continue;
+        }
+        if node.is_error() || node.is_missing() {
+            return None;
+        }
+        if node.has_error() {
+            let mut cursor = node.walk();
+            stack.extend(node.children(&mut cursor));
+        }
+    }
+    Some(reasons)
+}
 const TOO_LONG: &str = "the command is longer than ";
 const HAS_NUL: &str = "the command contains a NUL character";
 
@@ -1148,7 +1208,16 @@ fn analyze_tree(
     heredocs: Option<(Vec<String>, Vec<Edit>)>,
 ) -> End {
     if root.has_error() {
-        out.complex.push(SYNTAX_ERROR.into());
+        match read_write_errors(root, src.as_bytes()) {
+            Some(reasons) => {
+                for why in reasons {
+                    if !out.complex.contains(&why) {
+                        out.complex.push(why);
+                    }
+                }
+            }
+            None => out.complex.push(SYNTAX_ERROR.into()),
+        }
     }
     if escaped_blank_starts_a_word(src.as_bytes(), root)
         && !out.complex.iter().any(|w| w == ESCAPED_BLANK_DROPPED)
@@ -1762,6 +1831,10 @@ impl Walker<'_> {
     }
 
     fn walk_node(&mut self, node: Node<'_>) {
+        if read_write_operator(node) {
+            self.complex(read_write_reason(node, self.src));
+            return;
+        }
         if node.is_error() || node.is_missing() {
             self.complex(SYNTAX_ERROR);
             self.walk_unknown(node);

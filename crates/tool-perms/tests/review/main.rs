@@ -54,4 +54,5 @@ mod review34_torn;
 mod review35_git;
 mod review35_paths;
 mod review36_git;
+mod review36_readonly;
 mod settings_review25;

@@ -24,8 +24,11 @@
 //! The same reading tells what git reads besides the directory holding the `.git` (a git
 //! directory a gitfile or link leads to, `commondir`, object
 //! stores elsewhere (followed as git follows `alternates`), the targets of links in the git
-//! directory, a work tree `core.worktree` moves, the files the configuration includes),
-//! which the engine judges as path reads.
+//! directory, a work tree `core.worktree` moves, the files the configuration includes,
+//! the files its keys name that git reads: `blame.ignoreRevsFile`, `mailmap.file`,
+//! `core.attributesFile`, `core.excludesFile`, `diff.orderFile`,
+//! `gpg.ssh.allowedSignersFile`, `gpg.ssh.revocationFile`), which the engine judges as
+//! path reads.
 //!
 //! Public: the reading of git's configuration syntax ([`parse_config`], [`ConfigEntry`])
 //! and of an include's path ([`include_path`]), for the worktree tools, which look for
@@ -122,7 +125,9 @@ pub(crate) struct OutsideRead {
 /// work tree the configuration moves (`core.worktree`, in `config`, `config.worktree` or a
 /// file they include) anywhere but inside that directory. With them, the files the found
 /// repository's configuration includes (`include.path`, `includeIf.*.path`, whatever the
-/// condition, as git opens them), whose values `git config --list` prints. The object
+/// condition, as git opens them), whose values `git config --list` prints, and the files
+/// the configuration names that git reads ([`Entry::file_read`]: `git blame` prints the
+/// first line of `blame.ignoreRevsFile`, `git log` the names `mailmap.file` maps). The object
 /// stores are followed as git follows them (each one's own `info/alternates`, five levels
 /// down), and the git and common directories are looked through for symbolic links (git
 /// makes none there): each link's target outside that directory is a read. `Err` (in
@@ -752,6 +757,38 @@ fn common_dir(git_dir: &Path) -> Result<PathBuf, String> {
     git_common_dir(git_dir)
 }
 
+/// `path` with its links and `..` resolved as the system resolves them when it opens it:
+/// its longest part that exists resolved, the rest (which does not exist yet) appended
+/// with its `.` and `..` taken away by name.
+fn physical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut rest = Vec::new();
+    let mut at = path;
+    let real = loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            break real;
+        }
+        match (at.parent(), at.components().next_back()) {
+            (Some(parent), Some(last)) => {
+                rest.push(last);
+                at = parent;
+            }
+            _ => break PathBuf::from("/"),
+        }
+    };
+    let mut out = real;
+    for c in rest.into_iter().rev() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => out.push(name),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
 /// `path` with its `..` and links resolved when it exists (`.git/worktrees/wt/../..` is
 /// `.git`), for the messages; else as it is.
 fn shown_path(path: PathBuf) -> PathBuf {
@@ -845,7 +882,10 @@ impl Check<'_> {
             Some(e) => e.path_value().map(|v| repo.git_dir.join(v)),
             None => repo.work_tree.clone(),
         };
-        self.outside_reads(repo, &entries);
+        // git runs in the top of the work tree (a bare repository's git directory): a
+        // relative path it reads is found from there.
+        let base = work_tree.clone().unwrap_or_else(|| repo.git_dir.clone());
+        self.outside_reads(repo, &entries, &base);
         if !self.reads_only {
             self.hooks(repo, &entries, work_tree.as_deref())?;
         }
@@ -856,8 +896,9 @@ impl Check<'_> {
     }
 
     /// Records what git reads for `repo` outside the directory holding its `.git`
-    /// ([`repository_reads`]); `entries` is its configuration.
-    fn outside_reads(&mut self, repo: &Repository, entries: &[Entry]) {
+    /// ([`repository_reads`]); `entries` is its configuration, `base` the directory git
+    /// runs in (the top of the work tree), from which a relative path it reads is found.
+    fn outside_reads(&mut self, repo: &Repository, entries: &[Entry], base: &Path) {
         let at = shown_path(repo.at.clone());
         let git_dir = shown_path(repo.git_dir.clone());
         let common = shown_path(repo.common_dir.clone());
@@ -884,6 +925,7 @@ impl Check<'_> {
                 ));
             }
         }
+        self.files_read(entries, base, &mut reads);
         // A linked work tree's git directory names its gitfile (`gitdir`, relative to it).
         if let Ok(Some(bytes)) = read_small(&repo.git_dir.join("gitdir"), MAX_CONFIG_BYTES) {
             let text = String::from_utf8_lossy(&bytes);
@@ -954,6 +996,64 @@ impl Check<'_> {
                     linked,
                     unknown: false,
                 });
+            }
+        }
+    }
+
+    /// The files the configuration names that git reads ([`Entry::file_read`]), every
+    /// value of each key (`config.worktree` counts whether git reads it or not, so a later
+    /// value does not hide an earlier one), located as git locates them (`~` interpolated,
+    /// a relative path from `base`), into `reads`: the path with its links resolved, and
+    /// with only those on the way to it resolved where the file is a link (a rule on the
+    /// link's name judges it too). A value that cannot be located is an unknown read; an
+    /// empty one, or none (git stops with an error), names no file.
+    fn files_read(
+        &mut self,
+        entries: &[Entry],
+        base: &Path,
+        reads: &mut Vec<(PathBuf, String, bool)>,
+    ) {
+        for e in entries {
+            let (Some((key, what)), Some(raw)) = (e.file_read(), e.raw.as_deref()) else {
+                continue;
+            };
+            if raw.is_empty() {
+                continue;
+            }
+            let shown = String::from_utf8_lossy(raw);
+            // Newer git's `:(optional)` prefix (a missing file is no error); an older git
+            // takes it for a relative path's first name: both are read.
+            let mut values = vec![raw];
+            if let Some(rest) = raw.strip_prefix(b":(optional)")
+                && !rest.is_empty()
+            {
+                values.push(rest);
+            }
+            for value in values {
+                let path = match located(value, base, self.home) {
+                    Ok(path) => path,
+                    Err(why) => {
+                        self.outside.push(OutsideRead {
+                            path: e.file.clone(),
+                            why: format!(
+                                "it sets {key} to {shown}, a file {what}, which cannot be located here ({why})"
+                            ),
+                            linked: false,
+                            unknown: true,
+                        });
+                        continue;
+                    }
+                };
+                let why = format!("{} sets {key} to {shown}, a file {what}", e.file.display());
+                let resolved = physical(&path);
+                let named = match (path.parent(), path.file_name()) {
+                    (Some(parent), Some(name)) => physical(parent).join(name),
+                    _ => resolved.clone(),
+                };
+                if named != resolved {
+                    reads.push((named, why.clone(), false));
+                }
+                reads.push((resolved, why, false));
             }
         }
     }
@@ -1333,8 +1433,8 @@ impl Entry {
     /// Whether the check looks at it: a program it names ([`Self::runs_a_program`], in a
     /// partial clone too), what makes a partial clone ([`Self::makes_a_promisor`]), or a
     /// key whose last value is looked up (`core.worktree`, `core.hooksPath`,
-    /// `extensions.objectFormat`, `branch.sort`). The others are dropped when a file is
-    /// read.
+    /// `extensions.objectFormat`, `branch.sort`), or a file git reads
+    /// ([`Self::file_read`]). The others are dropped when a file is read.
     fn consulted(&self) -> bool {
         self.runs_a_program(true).is_some()
             || self.makes_a_promisor()
@@ -1342,6 +1442,50 @@ impl Entry {
             || self.is("core", None, "hookspath")
             || self.is("extensions", None, "objectformat")
             || self.is("branch", None, "sort")
+            || self.file_read().is_some()
+    }
+
+    /// Whether the value names a file git reads for one of the commands taken for reads:
+    /// the key as git's documentation spells it and, in words, when git reads the file.
+    /// git locates it with `git_config_pathname` (`interpolate_path`, a relative path from
+    /// the top of the work tree, where git runs). `commit.template` (read by `git commit`
+    /// only) and `mailmap.blob` (an object of the repository) are none; `include.path`,
+    /// `core.worktree` and `core.hooksPath` are looked at on their own.
+    fn file_read(&self) -> Option<(&'static str, &'static str)> {
+        let sub = self.subsection.as_deref();
+        Some(match (self.section.as_str(), sub, self.key.as_str()) {
+            // Every value (an empty one empties the list), for `git blame`, which prints
+            // the first line that is no object name.
+            ("blame", None, "ignorerevsfile") => (
+                "blame.ignoreRevsFile",
+                "`git blame` reads for the revisions to skip",
+            ),
+            ("mailmap", None, "file") => (
+                "mailmap.file",
+                "`git log`, `git show`, `git shortlog` and `git blame` read for the names they show",
+            ),
+            ("core", None, "attributesfile") => (
+                "core.attributesFile",
+                "git reads for the attributes of paths",
+            ),
+            ("core", None, "excludesfile") => (
+                "core.excludesFile",
+                "`git status` reads for the files it ignores",
+            ),
+            ("diff", None, "orderfile") => (
+                "diff.orderFile",
+                "`git diff` and `git log -p` read for the order of the files they show",
+            ),
+            ("gpg", Some("ssh"), "allowedsignersfile") => (
+                "gpg.ssh.allowedSignersFile",
+                "git reads when it verifies an SSH signature",
+            ),
+            ("gpg", Some("ssh"), "revocationfile") => (
+                "gpg.ssh.revocationFile",
+                "git reads when it verifies an SSH signature",
+            ),
+            _ => return None,
+        })
     }
 
     fn is(&self, section: &str, subsection: Option<&str>, key: &str) -> bool {

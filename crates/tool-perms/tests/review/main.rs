@@ -54,5 +54,6 @@ mod review34_torn;
 mod review35_git;
 mod review35_paths;
 mod review36_git;
+mod review36_gitfiles;
 mod review36_readonly;
 mod settings_review25;

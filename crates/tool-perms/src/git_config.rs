@@ -904,16 +904,21 @@ impl Check<'_> {
         let common = shown_path(repo.common_dir.clone());
         let mut points_back = false;
         let mut reads: Vec<(PathBuf, String, bool)> = Vec::new();
-        if let Some(e) = entries
+        // Every value, not only the last: `config.worktree` is read here whether or not git
+        // reads it (`extensions.worktreeConfig`), so a last value there must not hide one in
+        // `config` that git uses. Only the last one points back.
+        let work_trees: Vec<&Entry> = entries
             .iter()
-            .rev()
-            .find(|e| e.is("core", None, "worktree"))
-            && let (Some(v), Some(path)) = (e.value.as_deref(), e.path_value())
-        {
+            .filter(|e| e.is("core", None, "worktree"))
+            .collect();
+        for (n, e) in work_trees.iter().enumerate() {
+            let (Some(v), Some(path)) = (e.value.as_deref(), e.path_value()) else {
+                continue;
+            };
             // Relative to the git directory (an absolute one replaces it).
             let work_tree = shown_path(repo.git_dir.join(path));
             if work_tree == at {
-                points_back = true;
+                points_back |= n + 1 == work_trees.len();
             } else if !work_tree.starts_with(&at) {
                 reads.push((
                     work_tree,

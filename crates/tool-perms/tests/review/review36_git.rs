@@ -123,3 +123,33 @@ async fn an_include_from_home_with_a_doubled_slash_is_the_file_git_reads() {
     let got = decide(&fx, &r, "default", "git status").await;
     assert_eq!(behavior(&got), "ask", "{got:?}");
 }
+
+/// `core.worktree` in `config` moves the work tree to the home directory, and a
+/// `config.worktree` git does not read (no `extensions.worktreeConfig`) sets it back: git
+/// uses the first (shown real: `git status` lists the home's files), so it asks. Found by
+/// the fix of review 36: the check took the last value it read, from a file git ignores.
+#[tokio::test]
+async fn a_work_tree_git_uses_is_not_hidden_by_a_file_git_ignores() {
+    let fx = Fixture::new();
+    let r = repository(&fx, "r");
+    std::fs::write(fx.home.join("home-file.txt"), "x\n").unwrap();
+    git(
+        &fx,
+        &r,
+        &["config", "core.worktree", &fx.home.display().to_string()],
+    );
+    std::fs::write(r.join(".git/config.worktree"), "[core]\n\tworktree = ..\n").unwrap();
+    let out = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .current_dir(&r)
+        .env("HOME", &fx.home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("home-file.txt"),
+        "git does not use the home as its work tree: the case shows nothing ({out:?})"
+    );
+    let got = decide(&fx, &r, "default", "git status").await;
+    assert_eq!(behavior(&got), "ask", "{got:?}");
+}

@@ -22,10 +22,10 @@ use crate::bash::commands::{
     changes_trees, deletes_in_destination, destination, effective_name, effective_words,
     git_config_files, git_content, git_read_only_but_for, git_repository_elsewhere, has_option,
     has_path_operands, inherited_git_variable, is_read_only, is_transparent, link_options,
-    lists_the_cwd_by_default, options_after_operands, path_args, path_use, read_path_args,
-    reads_listed_files, reads_only_whatever_is_appended, reads_trees, safe_wrapper_len,
-    sed_in_place, sed_script_note, sed_unseen, wrapped_command_starts, wrapped_readings,
-    xargs_arg_files,
+    lists_the_cwd_by_default, lists_trees_through_links, options_after_operands, path_args,
+    path_use, read_path_args, reads_listed_files, reads_only_whatever_is_appended, reads_trees,
+    safe_wrapper_len, sed_in_place, sed_script_note, sed_unseen, wrapped_command_starts,
+    wrapped_readings, xargs_arg_files,
 };
 use crate::bash::file_uses::{config_variables, file_uses};
 use crate::bash::parse::{
@@ -2763,17 +2763,30 @@ impl PermissionEngine {
             .unwrap_or_default();
         // The reference file of `touch -r F` (`chmod --reference=F`, ...) is only read.
         let reference_reads = read_path_args(name, words);
-        let tree = reads_trees(name, words).map(|mut t| {
-            // Its filters may be changed before it runs: none are taken into account.
-            if rg_config || line_writes_before(analysis, sub, RG_IGNORE_NAMES) {
-                t.rg_filters = None;
-            }
-            // Nor whether it follows links (`--follow` in the file).
-            if rg_config && name == "rg" {
-                t.follow_links = true;
-            }
-            t
-        });
+        // A walker that lists trees through their links (`find -L`, `ls -LR`, `du -L`)
+        // lists what a link leads to: a directory outside the working directories too.
+        let listed_through_links = || {
+            lists_trees_through_links(name, words).then_some(crate::bash::commands::TreeRead {
+                follow_links: true,
+                rg_filters: None,
+                defaults_to_cwd: false,
+                direct_only: false,
+                names_only: true,
+            })
+        };
+        let tree = reads_trees(name, words)
+            .or_else(listed_through_links)
+            .map(|mut t| {
+                // Its filters may be changed before it runs: none are taken into account.
+                if rg_config || line_writes_before(analysis, sub, RG_IGNORE_NAMES) {
+                    t.rg_filters = None;
+                }
+                // Nor whether it follows links (`--follow` in the file).
+                if rg_config && name == "rg" {
+                    t.follow_links = true;
+                }
+                t
+            });
         let here = |at: &str| {
             vec![Word {
                 raw: at.into(),
@@ -4134,6 +4147,16 @@ impl PermissionEngine {
                     return outside;
                 }
             }
+            // A walker that only lists names lists what lies in the tree as `ls` does:
+            // only what a link reaches is held against the Read rules.
+            if tree.names_only
+                && path
+                    .strip_prefix(dir)
+                    .is_ok_and(|inside| resolved == root_resolved.join(inside))
+            {
+                continue;
+            }
+            let reads = if tree.names_only { "lists" } else { "reads" };
             if deny_rules
                 && let Some(rule) =
                     self.path_rule(set, false, RuleBehavior::Deny, path, &resolved, false)
@@ -4142,7 +4165,7 @@ impl PermissionEngine {
                     Finding::new(
                         Kind::Deny,
                         format!(
-                            "Permission to read {} has been denied: `{text}` reads everything under {}. Search with the Grep tool (it skips denied files) or name the files.",
+                            "Permission to read {} has been denied: `{text}` {reads} everything under {}. Search with the Grep tool (it skips denied files) or name the files.",
                             path.display(),
                             dir.display()
                         ),
@@ -4160,7 +4183,7 @@ impl PermissionEngine {
                     Finding::new(
                         Kind::Ask,
                         format!(
-                            "Reading {} requires approval (ask rule): `{text}` reads everything under {}. Search with the Grep tool (it leaves out what an ask rule covers) or name the files.",
+                            "Reading {} requires approval (ask rule): `{text}` {reads} everything under {}. Search with the Grep tool (it leaves out what an ask rule covers) or name the files.",
                             path.display(),
                             dir.display()
                         ),

@@ -955,6 +955,10 @@ pub struct TreeRead {
     pub defaults_to_cwd: bool,
     /// Only the entries directly in the directory are read (`diff DIR1 DIR2` without `-r`).
     pub direct_only: bool,
+    /// Only names (and sizes) are listed, no file read: what lies in the tree itself is
+    /// listed as `ls` lists it, and only what a followed link reaches is held against the
+    /// Read rules (`find -L`, `ls -LR`, `du -L`: [`lists_trees_through_links`]).
+    pub names_only: bool,
 }
 
 /// The static words of a command line's arguments before `--`: where its options are.
@@ -997,6 +1001,7 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
                 rg_filters: None,
                 defaults_to_cwd: true,
                 direct_only: false,
+                names_only: false,
             })
         }
         "rg" => {
@@ -1021,6 +1026,7 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
                 rg_filters: (!configured).then_some((!hidden, !no_ignore)),
                 defaults_to_cwd: true,
                 direct_only: false,
+                names_only: false,
             })
         }
         // GNU diff follows links unless told not to. Without `-r` it still reads the files
@@ -1030,6 +1036,7 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
             rg_filters: None,
             defaults_to_cwd: false,
             direct_only: !has(&['r'], &["--recursive"]),
+            names_only: false,
         }),
         "tar" => file_uses::tar_reads_trees(words),
         // `zip -r ARCHIVE DIR` stores the files the links below DIR point to, unless `-y`.
@@ -1038,6 +1045,7 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
             rg_filters: None,
             defaults_to_cwd: false,
             direct_only: false,
+            names_only: false,
         }),
         // `scp -r DIR host:` sends the tree (links followed); into a local destination, what
         // arrives is checked as written ([`file_uses`]).
@@ -1046,6 +1054,7 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
             rg_filters: None,
             defaults_to_cwd: false,
             direct_only: false,
+            names_only: false,
         }),
         // `gzip -r DIR` (and `-rc`, which prints them) reads every file below DIR.
         "gzip" | "gunzip" | "zcat" => has(&['r'], &["--recursive"]).then_some(TreeRead {
@@ -1053,6 +1062,7 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
             rg_filters: None,
             defaults_to_cwd: false,
             direct_only: false,
+            names_only: false,
         }),
         "cp" | "rsync" => {
             has(&['r', 'R', 'a'], &["--recursive", "--archive"]).then_some(TreeRead {
@@ -1060,9 +1070,33 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
                 rg_filters: None,
                 defaults_to_cwd: false,
                 direct_only: false,
+                names_only: false,
             })
         }
         _ => None,
+    }
+}
+
+/// Whether `name WORDS` walks the trees it is given through the symbolic links in them,
+/// listing what it finds there (names, sizes) without reading files: `find -L` or
+/// `-follow`, `ls`/`dir`/`vdir` with `-R` and `-L` (`--dereference`), `du -L`
+/// (`--dereference`), `tree -l`. A link in such a tree lists the directory it leads to,
+/// outside the working directories too (`find -L .` through `keys -> ~/.ssh`).
+/// (`-H`, `--dereference-command-line`: only the operands, which are checked as paths.)
+pub fn lists_trees_through_links(name: &str, words: &[Word]) -> bool {
+    match name {
+        "find" => words
+            .iter()
+            .skip(1)
+            .filter_map(|w| w.value.as_deref())
+            .any(|v| v == "-L" || v == "-follow"),
+        "ls" | "dir" | "vdir" => {
+            has_option(words, &['R'], &["--recursive"])
+                && has_option(words, &['L'], &["--dereference"])
+        }
+        "du" => has_option(words, &['L'], &["--dereference"]),
+        "tree" => has_option(words, &['l'], &[]),
+        _ => false,
     }
 }
 

@@ -114,6 +114,7 @@ pub fn tar_reads_trees(words: &[Word]) -> Option<TreeRead> {
         rg_filters: None,
         defaults_to_cwd: false,
         direct_only: parsed.is_on(TarOpt::NoRecursion, Some(TarOpt::Recursion)),
+        names_only: false,
     })
 }
 

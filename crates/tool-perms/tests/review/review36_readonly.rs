@@ -4,7 +4,7 @@
 //! walkers that follow links (`find -L`, `ls -LR`, `du -L`), and the reason given for a `<>`
 //! redirection.
 
-use crate::common::{Fixture, case, real_bash, run};
+use crate::common::{Case, Fixture, case, real_bash, run, run_table_in};
 use tool_core::PermissionResult;
 
 /// The message of an ask, or a panic naming what came instead.
@@ -45,4 +45,74 @@ async fn a_read_write_redirection_is_said_to_write() {
     // A real syntax error beside one is still one.
     let got = run(&fx, &case("ask", "Bash", "cat a.txt <> x; )")).await;
     assert!(ask_message(&got).contains("syntax error"), "{got:?}");
+}
+
+// --- 4. Tree walkers that follow links list what the links lead to --------------------------
+
+/// A fixture whose project holds `keys -> ~/.ssh` (besides the shared fixture's `dir_out`
+/// and `link_out`, which lead out too).
+fn keys_fixture() -> Fixture {
+    let fx = Fixture::new();
+    std::os::unix::fs::symlink(fx.home.join(".ssh"), fx.proj.join("keys")).unwrap();
+    fx
+}
+
+/// The deny rule of the review.
+const SSH_DENIED: &[&str] = &["Read(~/.ssh/**)"];
+
+/// Found by review: `find -L . -type f`, `ls -LR .` and `du -aL .` listed `keys/id_rsa`
+/// (through `keys -> ~/.ssh`) past `Read(~/.ssh/**)`, in plan mode too, while `ls keys/`
+/// was denied; and with no rules they listed a directory outside the working directories
+/// without asking. Such a walker now meets the rules for what its links reach, as `grep -R`
+/// does: denied by the Read deny rule there, asked about where a link leads out. What lies
+/// in the project itself is listed as `ls` lists it (a deny on `.env` does not stop `find -L
+/// src`), and a walker that does not follow links is as it was.
+#[tokio::test]
+async fn tree_walkers_that_follow_links_meet_what_the_links_reach() {
+    let fx = keys_fixture();
+    let listed = std::process::Command::new("find")
+        .args(["-L", ".", "-type", "f"])
+        .current_dir(&fx.proj)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("./keys/id_rsa"),
+        "find -L lists the outside directory"
+    );
+    let walkers = [
+        "find -L . -type f",
+        "find -L .",
+        "find . -follow",
+        "find . -follow -name 'id_*'",
+        "ls -LR .",
+        "ls -R -L",
+        "ls --recursive --dereference .",
+        "du -aL .",
+        "du -L .",
+        "du --dereference -a",
+        "tree -l .",
+        "tree -l",
+    ];
+    let mut cases: Vec<Case> = Vec::new();
+    for command in walkers {
+        for mode in ["default", "plan", "acceptEdits"] {
+            cases.push(case("deny", "Bash", command).mode(mode).deny(SSH_DENIED));
+        }
+        cases.push(case("ask", "Bash", command));
+    }
+    for command in [
+        "find . -type f",
+        "find -H . -name x",
+        "ls -R .",
+        "ls -L .",
+        "du -a .",
+        "tree .",
+        "find -L src -name '*.rs'",
+        "ls -LR src",
+        "du -L src",
+    ] {
+        cases.push(case("allow", "Bash", command).deny(SSH_DENIED));
+        cases.push(case("allow", "Bash", command).deny(&["Read(.env)"]));
+    }
+    run_table_in(&fx, cases).await;
 }

@@ -2631,7 +2631,7 @@ impl PermissionEngine {
         let rg_config = analysis.rg_config;
         let git_env = analysis.git_env || analysis.hidden_assignment;
         let name = basename(words.first()?.value.as_deref()?);
-        let option_glob = self.option_like_glob(sub, words, ctx);
+        let option_glob = self.option_like_glob(sub, words, ctx, analysis);
         let mut option_glob = match self.git_content_read(set, sub, name, words, ctx, git_env) {
             Some(f) => Some(pick(option_glob, f)),
             None => option_glob,
@@ -3809,13 +3809,18 @@ impl PermissionEngine {
     /// reads it as an option (wildcard injection: `rg TODO *` beside a file `--pre=sh` runs
     /// `sh`; `tar cf a.tar *` beside `--checkpoint-action=exec=sh x`). A safety ask, in every
     /// mode. `dir/*` expands to `dir/--pre=sh`, which is no option.
+    /// A name an earlier command of the line may create there (`touch -- --pre=sh && rg x
+    /// *`, `cp a.txt ./-ofoo; sort *`) is not on the disk when the line is checked: when
+    /// one may ([`line_may_make_option_names`]), such a glob is asked about as well.
     fn option_like_glob(
         &self,
         sub: &SimpleCommand,
         words: &[Word],
         ctx: &ToolUseContext,
+        analysis: &Analysis,
     ) -> Option<Finding> {
         let name = basename(words.first()?.value.as_deref()?);
+        let made_before = std::cell::OnceCell::new();
         for w in words.iter().skip(1) {
             let Some(value) = w.value.as_deref() else {
                 continue;
@@ -3825,6 +3830,16 @@ impl PermissionEngine {
             }
             if !w.glob || value.contains('/') {
                 continue;
+            }
+            if let Some(maker) =
+                made_before.get_or_init(|| line_may_make_option_names(analysis, sub))
+            {
+                let text = sub.raw_text();
+                let why = format!(
+                    "`{text}`: the glob {} is expanded after `{maker}` on the same line, which may create a name starting with `-` there that {name} would take as an option; what the glob matches cannot be known before the line runs",
+                    w.raw
+                );
+                return Some(Finding::safety_ask(why, text));
             }
             let resolutions = self
                 .resolve_in_dirs(value, &sub.cwd, &sub.other_cwds, ctx)
@@ -7643,6 +7658,56 @@ fn line_writes_before(analysis: &Analysis, sub: &SimpleCommand, names: &[&str]) 
         || before
             .into_iter()
             .any(|c| effective_words(c).is_some_and(|w| accept_edits_allows(&brace_expanded(w))))
+}
+
+/// The first command of the line before `sub` (or a write redirection of the line) that
+/// may create a name starting with `-`, for a glob of `sub` to match
+/// ([`PermissionEngine::option_like_glob`]): a command acceptEdits mode lets write files
+/// (`touch`, `mkdir`, `cp`, `mv`, `ln`, `tee`, …, behind safe wrappers too) one of whose
+/// paths (operands, sources, destinations) has a last component that starts with `-`, is
+/// a glob (`cp d/* .` brings what `d` holds), or brings a directory's contents (`cp -r
+/// d/. .`, rsync's `d/`); a write redirection whose target's last component starts with
+/// `-`, or is a glob or computed. Other commands that write need approval of their own.
+fn line_may_make_option_names(analysis: &Analysis, sub: &SimpleCommand) -> Option<String> {
+    let makes = |w: &Word, contents_slash: bool| {
+        let Some(v) = w.value.as_deref().filter(|_| !w.glob) else {
+            return true;
+        };
+        let trimmed = v.trim_end_matches('/');
+        let last = trimmed.rsplit('/').next().unwrap_or(trimmed);
+        last.starts_with('-')
+            || matches!(last, "." | "..")
+            || (contents_slash && v.ends_with('/') && !trimmed.is_empty())
+    };
+    if let Some(r) = analysis.redirects.iter().find(|r| {
+        r.kind == RedirectKind::Write
+            && !r
+                .target
+                .value
+                .as_deref()
+                .is_some_and(|v| harmless_write_target(v, &analysis.redirects))
+            && makes(&r.target, false)
+    }) {
+        return Some(format!("> {}", r.target.raw));
+    }
+    analysis
+        .commands
+        .iter()
+        .take_while(|c| !std::ptr::eq(*c, sub))
+        .find(|c| {
+            effective_words(c).is_some_and(|w| {
+                let words = brace_expanded(w);
+                let Some(name) = words.first().and_then(|w| w.value.as_deref()).map(basename)
+                else {
+                    return false;
+                };
+                accept_edits_allows(&words)
+                    && path_args(name, &words)
+                        .iter()
+                        .any(|a| makes(a, name == "rsync"))
+            })
+        })
+        .map(|c| c.raw_text())
 }
 
 /// The names git's discovery reads on its way up ([`line_writes_before`]).

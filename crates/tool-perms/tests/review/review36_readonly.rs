@@ -116,3 +116,67 @@ async fn tree_walkers_that_follow_links_meet_what_the_links_reach() {
     }
     run_table_in(&fx, cases).await;
 }
+
+// --- 1. A glob expanded after the line made a name starting with `-` ------------------------
+
+/// Found by review: in acceptEdits mode `touch -- --pre=sh && rg x *` was allowed: when the
+/// line is checked there is no `--pre=sh` for the glob to match, but when bash expands `*`
+/// there is, and rg runs `sh FILE` on every file. A glob (no directory before it, before
+/// `--`) after a command of the line that may make such a name (one acceptEdits lets write
+/// whose path's last component starts with `-`, is a glob or brings a directory's
+/// contents; a redirection into such a name) now asks, in every mode, saying why. A line
+/// whose earlier writes make only other names stays as it was.
+#[tokio::test]
+async fn a_glob_after_a_write_of_an_option_name_on_the_line_asks() {
+    // A directory of plain files only (the shared fixture's project holds links out).
+    let fx = Fixture::new();
+    let w = fx.proj.join("w");
+    crate::common::write(&w.join("notes.txt"), "touch PWNED\n");
+    crate::common::write(&w.join("docs/a.md"), "a\n");
+    if crate::common::installed("rg") {
+        real_bash("touch -- --pre=sh && rg x *", &w, &fx.home);
+        assert!(w.join("PWNED").exists(), "rg ran notes.txt with sh");
+        std::fs::remove_file(w.join("PWNED")).unwrap();
+        std::fs::remove_file(w.join("--pre=sh")).unwrap();
+    }
+    let mut cases: Vec<Case> = Vec::new();
+    for command in [
+        "touch -- --pre=sh && rg x *",
+        "touch -- --compress-program=sh; sort *",
+        "touch -- -ofoo; sort *",
+        "touch -- --files0-from=notes.txt; wc *",
+        "cp notes.txt ./--pre=sh; rg x *",
+        "mkdir -- --pre=sh; rg x *",
+        "mv notes.txt ./-ofoo && sort *",
+        "echo x > ./--pre=sh; rg x *",
+        "cp -r docs/. . && rg x *",
+        "cp docs/* . && rg x *",
+        "touch -- {a,--pre=sh} && rg x *",
+    ] {
+        for mode in ["acceptEdits", "default", "bypassPermissions"] {
+            cases.push(case("ask", "Bash", &format!("cd w && {command}")).mode(mode));
+        }
+    }
+    // Earlier writes of other names, a glob with a directory before it, one after `--`.
+    for command in [
+        "mkdir -p out && ls *.txt",
+        "touch new.txt && rg x *",
+        "cp notes.txt copy.txt && sort *",
+        "touch -- --pre=sh && rg x docs/*",
+        "touch -- --pre=sh && rg x -- *",
+        "rg x *; touch -- --pre=sh",
+    ] {
+        cases.push(case("allow", "Bash", &format!("cd w && {command}")).mode("acceptEdits"));
+    }
+    run_table_in(&fx, cases).await;
+    let got = run(
+        &fx,
+        &case("ask", "Bash", "cd w && touch -- --pre=sh && rg x *").mode("acceptEdits"),
+    )
+    .await;
+    let message = ask_message(&got);
+    assert!(
+        message.contains("touch -- --pre=sh") && message.contains("cannot be known"),
+        "{message}"
+    );
+}

@@ -2855,12 +2855,14 @@ impl PermissionEngine {
                 })
         });
         let sources_read = !dest_is_dir && dest.as_ref().is_some_and(|d| d.sources_read);
-        // A link moved, or copied as a link (`mv d/e/lk d/lk2`, `cp -a lk x`, or one inside
-        // a tree so moved), names another place from where it lands when its target is
-        // relative: what the rest of the line reaches through it is there, checked as a
-        // path read and written.
+        // A link moved, or copied as a link (`mv d/e/lk d/lk2`, `cp -a lk x`, `rsync -a`,
+        // or one inside a tree so moved), leads somewhere from where it lands: a relative
+        // target to another place, an absolute one to where it says. What the rest of the
+        // line reaches through it (`cp -r d d2 && cp x d2/lk`, where `d2/lk` is no file when
+        // the line is checked) is there, checked as a path read and written.
+        let rsync_links = name == "rsync" && rsync_copies_links(words);
         if let Some(d) = &dest
-            && (name == "mv" || (name == "cp" && copies_links_as_links(words)))
+            && (name == "mv" || (name == "cp" && copies_links_as_links(words)) || rsync_links)
         {
             let resolve = |w: &Word| {
                 w.value
@@ -2881,10 +2883,29 @@ impl PermissionEngine {
                             Some(base) if dest_is_dir && !contents => to.join(base),
                             _ => to.clone(),
                         };
-                        for target in relative_link_targets(&src, &landing) {
-                            for use_ in [PathUse::Read, PathUse::Write] {
-                                if let Some(f) = self.path_constraint(set, &target, use_, ctx) {
-                                    worst = Some(pick(worst, f.sub(text.clone())));
+                        // rsync puts a source named without `/` at DEST/<name>, whatever
+                        // DEST is: both places are looked at.
+                        let mut landings = vec![landing];
+                        if rsync_links
+                            && let Some(base) = src.file_name()
+                            && !args[i].raw.ends_with('/')
+                        {
+                            landings.push(to.join(base));
+                        }
+                        for landing in landings {
+                            for (link, target) in link_targets(&src, &landing) {
+                                for use_ in [PathUse::Read, PathUse::Write] {
+                                    if let Some(mut f) =
+                                        self.path_constraint(set, &target, use_, ctx)
+                                    {
+                                        f.message = format!(
+                                            "`{text}` puts the symbolic link {} there, which leads to {}: what the rest of the line reaches through it is there. {}",
+                                            link.display(),
+                                            target.display(),
+                                            f.message
+                                        );
+                                        worst = Some(pick(worst, f.sub(text.clone())));
+                                    }
                                 }
                             }
                         }
@@ -7889,10 +7910,18 @@ fn copies_links_as_links(words: &[Word]) -> bool {
     )
 }
 
-/// Where the links with a relative target at `src` (the link itself, or those in the tree
-/// below it, at most 10,000 entries looked at) lead once `src` is at `landing`: each target
-/// read from the link's new directory, lexically.
-fn relative_link_targets(src: &Path, landing: &Path) -> Vec<PathBuf> {
+/// Whether `rsync WORDS` copies symbolic links as links (`-a`, `-l`, `--archive`,
+/// `--links`), not told to copy what they point to instead (`-L`, `--copy-links`).
+fn rsync_copies_links(words: &[Word]) -> bool {
+    has_option(words, &['a', 'l'], &["--archive", "--links"])
+        && !has_option(words, &['L'], &["--copy-links"])
+}
+
+/// Where the links at `src` (the link itself, or those in the tree below it, at most 10,000
+/// entries looked at) lead once `src` is at `landing`: each with where it lands, an
+/// absolute target as it says, a relative one read from the link's new directory,
+/// lexically.
+fn link_targets(src: &Path, landing: &Path) -> Vec<(PathBuf, PathBuf)> {
     const MAX_ENTRIES: usize = 10_000;
     let mut out = Vec::new();
     let mut seen = 0usize;
@@ -7902,11 +7931,12 @@ fn relative_link_targets(src: &Path, landing: &Path) -> Vec<PathBuf> {
             continue;
         };
         if meta.file_type().is_symlink() {
-            if let Ok(target) = std::fs::read_link(&at)
-                && target.is_relative()
-                && let Some(dir) = lands.parent()
-            {
-                out.push(normalize_lexically(&dir.join(target)));
+            if let Ok(target) = std::fs::read_link(&at) {
+                if target.is_absolute() {
+                    out.push((lands.clone(), normalize_lexically(&target)));
+                } else if let Some(dir) = lands.parent() {
+                    out.push((lands.clone(), normalize_lexically(&dir.join(target))));
+                }
             }
             continue;
         }

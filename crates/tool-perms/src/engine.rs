@@ -2821,6 +2821,8 @@ impl PermissionEngine {
         let dotglob = reading.dotglob;
         // Each path once (`cat * * *` lists the same files again), and only so many.
         let mut checked = std::collections::HashSet::new();
+        // What earlier commands of the line fill with files not named (`tar -xf a.tar`).
+        let filled = std::cell::OnceCell::new();
         // `cp`, `mv`, `ln` into a directory write DEST/<name of each source>: checked too
         // (`mv tmp/ci.json .` replaces ./ci.json, `cp -r other/.git .` writes ./.git). A `cp`
         // into a file only reads its sources, when its command line is understood.
@@ -3319,6 +3321,16 @@ impl PermissionEngine {
                     }
                     if let Some(f) = self.path_constraint(set, &p, use_, ctx) {
                         worst = Some(pick(worst, f.sub(text.clone())));
+                    }
+                    if let Some(f) = self.under_filled(
+                        set,
+                        &p,
+                        use_,
+                        filled.get_or_init(|| self.filled_before(analysis, Some(sub), ctx)),
+                        &text,
+                        true,
+                    ) {
+                        worst = Some(pick(worst, f));
                     }
                     if let Some(t) = tree
                         && p.is_dir()
@@ -4518,6 +4530,82 @@ impl PermissionEngine {
         }
     }
 
+    /// The directories that commands of the line before `sub` (every command of the line,
+    /// for a redirection: `None`) fill with files whose names the command line does not say
+    /// (an archive extracted whole, a patch, a recursive download:
+    /// [`FileUses::filled_dirs`](crate::bash::file_uses::FileUses)), each with the text of
+    /// the command: one of those files may be a symbolic link leading anywhere.
+    fn filled_before(
+        &self,
+        analysis: &Analysis,
+        sub: Option<&SimpleCommand>,
+        ctx: &ToolUseContext,
+    ) -> Vec<(PathBuf, String)> {
+        let mut out = Vec::new();
+        let before = analysis
+            .commands
+            .iter()
+            .take_while(|c| sub.is_none_or(|s| !std::ptr::eq(*c, s)));
+        for c in before {
+            let Some(w) = effective_words(c) else {
+                continue;
+            };
+            let words = brace_expanded(w);
+            let Some(name) = words.first().and_then(|w| w.value.as_deref()).map(basename) else {
+                continue;
+            };
+            let Some(uses) = file_uses(name, &words) else {
+                continue;
+            };
+            for dir in uses.filled_dirs.iter().filter(|d| d.value.is_some()) {
+                for p in self
+                    .resolve_in_dirs(&literal_tilde(dir), &c.cwd, &c.other_cwds, ctx)
+                    .unwrap_or_default()
+                {
+                    out.push((normalize_lexically(&p), c.raw_text()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The ask for `path`, used as `use_` by `text`, when it lies under a directory an
+    /// earlier command of the line fills with files not named ([`Self::filled_before`]):
+    /// what it is then (a symbolic link among them) cannot be known before the line runs.
+    /// A write by a command asks in every mode (it may write a protected file through such
+    /// a link); a read, or a redirection's write (`ordered` false: a redirection is not
+    /// known to come after the command, `tar -xvf a.tar > list.txt` is opened first), is a
+    /// path that cannot be checked.
+    fn under_filled(
+        &self,
+        set: &RuleSet,
+        path: &Path,
+        use_: PathUse,
+        filled: &[(PathBuf, String)],
+        text: &str,
+        ordered: bool,
+    ) -> Option<Finding> {
+        let path = normalize_lexically(path);
+        let (dir, by) = filled
+            .iter()
+            .find(|(dir, _)| path != *dir && path.starts_with(dir))?;
+        let verb = if use_ == PathUse::Write {
+            "writes"
+        } else {
+            "reads"
+        };
+        let why = format!(
+            "`{text}` {verb} {}, under {}, where `{by}` on the same line puts files whose names and kinds are not known (a symbolic link among them may lead anywhere): it cannot be checked before the line runs",
+            path.display(),
+            dir.display()
+        );
+        Some(if use_ == PathUse::Write && ordered {
+            Finding::safety_ask(why, text)
+        } else {
+            self.unchecked_path(set, use_, format!("{why}.")).sub(text)
+        })
+    }
+
     fn unchecked_path(&self, set: &RuleSet, use_: PathUse, message: String) -> Finding {
         let f = Finding::new(Kind::Ask, message);
         if self.has_path_rules(set, use_) {
@@ -5321,6 +5409,8 @@ impl PermissionEngine {
             }
         }
         let mut redirect_findings = Vec::new();
+        // What the line's commands fill with files not named (`tar -xf a.tar`).
+        let filled = std::cell::OnceCell::new();
         for r in &analysis.redirects {
             let use_ = if r.kind == RedirectKind::Read {
                 PathUse::Read
@@ -5394,6 +5484,18 @@ impl PermissionEngine {
                         };
                         for p in paths {
                             let f = self.check_path(set, &p, access, ctx);
+                            let f = match self.under_filled(
+                                set,
+                                &p,
+                                use_,
+                                filled.get_or_init(|| self.filled_before(analysis, None, ctx)),
+                                &format!("> {}", r.target.raw),
+                                false,
+                            ) {
+                                Some(u) if f.kind == Kind::Allow => u,
+                                Some(u) => pick(Some(f), u),
+                                None => f,
+                            };
                             worst = Some(match worst {
                                 None => f,
                                 Some(w) if w.kind == Kind::Allow => f,

@@ -189,8 +189,18 @@ pub(crate) fn parse_output(text: &str, event: &str) -> Result<HookOutput, Output
     // As `JSON.parse` reads it: half a surrogate pair (`"\ud83d"`, which Node's
     // `JSON.stringify` writes for a string cut in the middle of an emoji) is U+FFFD, not a
     // reason to read a deny as plain text.
-    let mut value: Value = tool_core::parse_config_json(text)
-        .map_err(|e| OutputError::NotJson(format!("stdout is not valid JSON: {e}")))?;
+    let mut value: Value = tool_core::parse_config_json(text).map_err(|e| {
+        // JSON that `JSON.parse` reads (Claude Code's hook runner) and serde_json does not
+        // (more than 128 levels deep): not plain text, a decision that cannot be read.
+        if e.is_syntax() && e.to_string().starts_with("recursion limit exceeded") {
+            OutputError::TooDeep(format!(
+                "stdout JSON is nested deeper than 128 levels (arrays and objects), which this \
+                 layer does not read ({e})"
+            ))
+        } else {
+            OutputError::NotJson(format!("stdout is not valid JSON: {e}"))
+        }
+    })?;
     let Some(top) = value.as_object_mut() else {
         return Err(OutputError::Schema("stdout JSON is not an object".into()));
     };
@@ -222,13 +232,16 @@ pub(crate) enum OutputError {
     NotJson(String),
     /// JSON, but not the hook output schema: an error.
     Schema(String),
+    /// JSON nested deeper than serde_json reads, which `JSON.parse` reads: a decision it
+    /// holds cannot be read. A guard's refuses the call; elsewhere it is read as plain text.
+    TooDeep(String),
 }
 
 impl OutputError {
     #[cfg(test)]
     fn message(&self) -> &str {
         match self {
-            Self::NotJson(m) | Self::Schema(m) => m,
+            Self::NotJson(m) | Self::Schema(m) | Self::TooDeep(m) => m,
         }
     }
 }

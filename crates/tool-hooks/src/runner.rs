@@ -1060,6 +1060,24 @@ impl HookRunner {
                         r.plain_stdout = Some(text.clone());
                     }
                     Err(OutputError::Schema(e)) => json_error = Some(e),
+                    // A guard's decision that cannot be read refuses the call, as a guard
+                    // that cannot run does: a deny in it must not be lost (found by review
+                    // 36: read as plain text, the call ran).
+                    Err(OutputError::TooDeep(e))
+                        if code == Some(0)
+                            && matches!(event, "PreToolUse" | "PermissionRequest") =>
+                    {
+                        r.blocking = Some(format!(
+                            "[{}]: {e}: its decision cannot be read, so the call is refused",
+                            r.hook
+                        ));
+                    }
+                    Err(OutputError::TooDeep(e)) => {
+                        if code == Some(0) && !STDOUT_IS_CONTEXT.contains(&event) {
+                            r.errors.push(format!("{e}; read as plain text"));
+                        }
+                        r.plain_stdout = Some(text.clone());
+                    }
                 }
             }
         } else if !trimmed.is_empty() {

@@ -357,6 +357,26 @@ async fn broken_output_is_a_non_blocking_error() {
     ));
     let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
     assert_eq!(out.decision.unwrap().behavior, PermissionDecision::Deny);
+    // JSON deeper than serde_json reads (130 levels), which `JSON.parse` reads: its deny
+    // cannot be read, so the call is refused, saying why (found by review 36: read as plain
+    // text, the call ran). As plain text elsewhere (PostToolUse), with a notice.
+    let deep = format!(
+        "{{\"hookSpecificOutput\": {{\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"deny\", \"permissionDecisionReason\": \"deep deny\"}}, \"debug\": {}{}}}",
+        "[".repeat(130),
+        "]".repeat(130)
+    );
+    std::fs::write(env.path("deep.json"), &deep).unwrap();
+    let show = format!("cat '{}'", env.path("deep.json").display());
+    let r = runner(one("PreToolUse", "Bash", vec![cmd(&show)]));
+    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    let d = out.decision.unwrap();
+    assert_eq!(d.behavior, PermissionDecision::Deny);
+    assert!(
+        d.message.contains("nested deeper than 128 levels")
+            && d.message.contains("the call is refused"),
+        "{}",
+        d.message
+    );
 }
 
 #[tokio::test]

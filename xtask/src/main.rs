@@ -224,16 +224,31 @@ fn ci() -> Result {
         "cargo test -p tools-builtin --all-features (gated)",
         &mut builtin,
     )?;
+    // The binary's `internal` build (which holds the OTLP exporter): the exporter end to
+    // end, and the root tests that only that build has (`cfg(feature = "internal")`).
     run(
-        "cargo test -p toolwright --features otlp --test otlp",
+        "cargo test -p toolwright --features internal --test otlp",
         cargo().args([
             "test",
             "-p",
             "toolwright",
             "--features",
-            "otlp",
+            "internal",
             "--test",
             "otlp",
+        ]),
+    )?;
+    run(
+        "cargo test -p toolwright --features internal --test review (internal-only)",
+        cargo().args([
+            "test",
+            "-p",
+            "toolwright",
+            "--features",
+            "internal",
+            "--test",
+            "review",
+            "review30_misc_cli::",
         ]),
     )?;
     run(

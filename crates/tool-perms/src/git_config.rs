@@ -1632,9 +1632,14 @@ fn located(value: &[u8], base: &Path, home: Option<&Path>) -> Result<PathBuf, St
 }
 
 /// Whether `path` passes through a name that means the process reading it
-/// (`/proc/self`, `/proc/thread-self`, `/dev/fd`, `/dev/stdin`, …): git reading it and
-/// this check reading it would find different files.
+/// (`/proc/self`, `/proc/thread-self`, `/dev/fd`, `/dev/stdin`, …, as written or behind a
+/// link, [`crate::path::through_proc`]): git reading it and this check reading it would
+/// find different files.
 fn names_the_reader(path: &Path) -> bool {
+    if crate::path::through_proc(path) {
+        return true;
+    }
+    // Written out, any file there (`/proc/self/environ`), not only the magic links.
     let names: Vec<&std::ffi::OsStr> = path.iter().collect();
     names.windows(2).any(|w| {
         (w[0] == "proc" && (w[1] == "self" || w[1] == "thread-self"))

@@ -153,3 +153,24 @@ async fn a_work_tree_git_uses_is_not_hidden_by_a_file_git_ignores() {
     let got = decide(&fx, &r, "default", "git status").await;
     assert_eq!(behavior(&got), "ask", "{got:?}");
 }
+
+/// `core.hooksPath = lnk/cwd/hk` with `lnk` a link in the repository to `/proc/self`: git's
+/// own working directory again, reached through a link the lexical check did not see (found
+/// by the re-read of session 36): asked about.
+#[tokio::test]
+async fn a_hooks_path_through_a_link_to_proc_self_is_the_one_git_reads() {
+    let fx = Fixture::new();
+    let r = repository(&fx, "r");
+    std::os::unix::fs::symlink("/proc/self", r.join("lnk")).unwrap();
+    let marker = fx.out.join("HOOK");
+    script(&r.join("hk/post-index-change"), &marker);
+    git(&fx, &r, &["config", "core.hooksPath", "lnk/cwd/hk"]);
+    age(&r.join("f"));
+    real_bash("git status", &r, &fx.home);
+    assert!(
+        marker.exists(),
+        "git did not run the hook: the case shows nothing"
+    );
+    let got = decide(&fx, &r, "default", "git status").await;
+    assert_eq!(behavior(&got), "ask", "{got:?}");
+}

@@ -4542,18 +4542,7 @@ impl PermissionEngine {
         ctx: &ToolUseContext,
     ) -> Vec<(PathBuf, String)> {
         let mut out = Vec::new();
-        let before = analysis
-            .commands
-            .iter()
-            .take_while(|c| sub.is_none_or(|s| !std::ptr::eq(*c, s)));
-        for c in before {
-            let Some(w) = effective_words(c) else {
-                continue;
-            };
-            let words = brace_expanded(w);
-            let Some(name) = words.first().and_then(|w| w.value.as_deref()).map(basename) else {
-                continue;
-            };
+        for (c, name, words) in commands_before(analysis, sub) {
             let Some(uses) = file_uses(name, &words) else {
                 continue;
             };
@@ -7617,11 +7606,6 @@ const MAX_BRACE_WORD_LEN: usize = 1024;
 /// ... and gives up above this many words.
 const MAX_BRACE_WORDS: usize = 64;
 
-/// The words of a static brace expansion (`{.env,x}`, `src/{a,b/{c,d}}.rs`): `None` when
-/// `raw` has no brace list, holds quotes, escapes or expansions, or is too big to expand
-/// cheaply (more than [`MAX_BRACE_GROUPS`] braces, [`MAX_BRACE_WORD_LEN`] bytes or
-/// [`MAX_BRACE_WORDS`] words): the caller then treats the word as uncomputable. Sequences
-/// (`{1..3}`) are not expanded. Iterative, with bounded work.
 /// `words` with each static brace word replaced by the words bash expands it to, as many
 /// arguments (`mv {src/main.rs,docs}` is `mv src/main.rs docs`; `mkdir -p src/{a,b}` makes
 /// two directories). The command name is kept as it is.
@@ -7645,6 +7629,11 @@ fn brace_expanded(words: &[Word]) -> std::borrow::Cow<'_, [Word]> {
     std::borrow::Cow::Owned(out)
 }
 
+/// The words of a static brace expansion (`{.env,x}`, `src/{a,b/{c,d}}.rs`): `None` when
+/// `raw` has no brace list, holds quotes, escapes or expansions, or is too big to expand
+/// cheaply (more than [`MAX_BRACE_GROUPS`] braces, [`MAX_BRACE_WORD_LEN`] bytes or
+/// [`MAX_BRACE_WORDS`] words): the caller then treats the word as uncomputable. Sequences
+/// (`{1..3}`) are not expanded. Iterative, with bounded work.
 pub(crate) fn expand_braces(raw: &str) -> Option<Vec<String>> {
     // An escaped character is itself (`{\x,.env}` is `x` and `.env`), unless it is part of
     // the brace syntax.
@@ -7762,25 +7751,10 @@ fn line_writes_before(analysis: &Analysis, sub: &SimpleCommand, names: &[&str]) 
             .components()
             .any(|c| c.as_os_str().to_str().is_some_and(|c| names.contains(&c)))
     };
-    let writes_redirect = analysis.redirects.iter().any(|r| {
-        r.kind == RedirectKind::Write
-            && !r
-                .target
-                .value
-                .as_deref()
-                .is_some_and(|v| harmless_write_target(v, &analysis.redirects))
-            && touches(&r.target)
-    });
-    let before = analysis
-        .commands
-        .iter()
-        .take_while(|c| !std::ptr::eq(*c, sub));
     // Each command as bash runs it, its brace lists expanded (`cp {evil,extra.cfg}` is
     // `cp evil extra.cfg`), as acceptEdits mode judges it.
-    writes_redirect
-        || before
-            .into_iter()
-            .any(|c| effective_words(c).is_some_and(|w| accept_edits_allows(&brace_expanded(w))))
+    file_writing_redirects(analysis).any(|r| touches(&r.target))
+        || commands_before(analysis, Some(sub)).any(|(_, _, words)| accept_edits_allows(&words))
 }
 
 /// The first command of the line before `sub` (or a write redirection of the line) that
@@ -7802,35 +7776,53 @@ fn line_may_make_option_names(analysis: &Analysis, sub: &SimpleCommand) -> Optio
             || matches!(last, "." | "..")
             || (contents_slash && v.ends_with('/') && !trimmed.is_empty())
     };
-    if let Some(r) = analysis.redirects.iter().find(|r| {
+    if let Some(r) = file_writing_redirects(analysis).find(|r| makes(&r.target, false)) {
+        return Some(format!("> {}", r.target.raw));
+    }
+    commands_before(analysis, Some(sub))
+        .find(|(_, name, words)| {
+            accept_edits_allows(words)
+                && path_args(name, words)
+                    .iter()
+                    .any(|a| makes(a, *name == "rsync"))
+        })
+        .map(|(c, _, _)| c.raw_text())
+}
+
+/// The commands of the line before `sub` (every command of the line for `None`), each with
+/// its program's base name and its words as bash runs it: wrappers taken off
+/// ([`effective_words`]), brace lists expanded (`cp {evil,extra.cfg}` is `cp evil
+/// extra.cfg`). A command whose name is computed is left out. What an earlier command
+/// does to the files a later one meets ([`line_writes_before`],
+/// [`line_may_make_option_names`], [`PermissionEngine::filled_before`]).
+fn commands_before<'a>(
+    analysis: &'a Analysis,
+    sub: Option<&'a SimpleCommand>,
+) -> impl Iterator<Item = (&'a SimpleCommand, &'a str, std::borrow::Cow<'a, [Word]>)> {
+    analysis
+        .commands
+        .iter()
+        .take_while(move |c| sub.is_none_or(|s| !std::ptr::eq(*c, s)))
+        .filter_map(|c| {
+            let words = effective_words(c)?;
+            // Expansion keeps the command name as it is.
+            let name = words.first()?.value.as_deref().map(basename)?;
+            Some((c, name, brace_expanded(words)))
+        })
+}
+
+/// The write redirections of the line that may change a file: every one but those
+/// reaching no file ([`harmless_write_target`]); one whose target is computed is among
+/// them.
+fn file_writing_redirects(analysis: &Analysis) -> impl Iterator<Item = &Redirect> {
+    analysis.redirects.iter().filter(|r| {
         r.kind == RedirectKind::Write
             && !r
                 .target
                 .value
                 .as_deref()
                 .is_some_and(|v| harmless_write_target(v, &analysis.redirects))
-            && makes(&r.target, false)
-    }) {
-        return Some(format!("> {}", r.target.raw));
-    }
-    analysis
-        .commands
-        .iter()
-        .take_while(|c| !std::ptr::eq(*c, sub))
-        .find(|c| {
-            effective_words(c).is_some_and(|w| {
-                let words = brace_expanded(w);
-                let Some(name) = words.first().and_then(|w| w.value.as_deref()).map(basename)
-                else {
-                    return false;
-                };
-                accept_edits_allows(&words)
-                    && path_args(name, &words)
-                        .iter()
-                        .any(|a| makes(a, name == "rsync"))
-            })
-        })
-        .map(|c| c.raw_text())
+    })
 }
 
 /// The names git's discovery reads on its way up ([`line_writes_before`]).

@@ -503,6 +503,32 @@ fn permission_updates_a_hook_could_not_apply_are_reported() {
         "{err}"
     );
     assert!(!root.join(".claude").exists(), "{err}");
+    // A mode or directory change is not applied (docs/hooks.md): the user is told so, as a
+    // hook that echoes its `permission_suggestions` (acceptEdits for a write) expects one.
+    let answer = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {
+        "behavior": "allow",
+        "updatedPermissions": [
+            {"type": "setMode", "mode": "acceptEdits", "destination": "session"},
+            {"type": "addDirectories", "directories": ["/tmp"], "destination": "session"},
+        ],
+    }}});
+    let settings = json!({"hooks": {"PermissionRequest": [{"hooks": [
+        {"type": "command", "command": format!("cat > /dev/null; echo '{answer}'")},
+    ]}]}});
+    std::fs::write(root.join("pr-settings.json"), settings.to_string()).unwrap();
+    let out = bash(
+        &root,
+        "exec \"$TW\" run --settings pr-settings.json -",
+        &stdin,
+    );
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        err.matches("its setMode (acceptEdits) and addDirectories were not applied")
+            .count(),
+        2,
+        "once per call: {err}"
+    );
 }
 
 /// `run` raises PostToolBatch once the turn's calls all have their results, as the agent loop

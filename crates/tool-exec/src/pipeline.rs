@@ -1132,9 +1132,11 @@ impl Pipeline {
                         "PermissionRequest hook: its updatedPermissions were not all applied: {problem}"
                     )));
                 }
-                if let Some(note) = kept_for_the_session(&updated_permissions) {
-                    messages.push(Message::System(note));
-                }
+                messages.extend(
+                    hook_update_notes(&updated_permissions)
+                        .into_iter()
+                        .map(Message::System),
+                );
                 // An input the tool cannot take could never run: refused here, never put to
                 // the user by an ask rule.
                 let input = match updated_input {
@@ -1855,36 +1857,65 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".to_owned())
 }
 
-/// What the user is told when a PermissionRequest hook asked for rules to be saved to a
-/// settings file (`userSettings`, `projectSettings`, `localSettings`), which Claude Code
-/// writes: here they hold for the session only, and nothing is written (`None`: none asked).
-fn kept_for_the_session(updates: &[tool_core::PermissionUpdate]) -> Option<String> {
+/// What the user is told about a PermissionRequest hook's `updatedPermissions` beyond
+/// applying its rule changes: rule changes it asked to save to a settings file hold for the
+/// session only (Toolwright writes no settings file for a hook), and mode and directory
+/// changes are not applied (docs/hooks.md). Empty when there is nothing to say.
+fn hook_update_notes(updates: &[tool_core::PermissionUpdate]) -> Vec<String> {
     use tool_core::{PermissionUpdate, UpdateDestination};
-    let mut files: Vec<&str> = Vec::new();
+    // The destination's name as Claude Code spells it (`localSettings`).
+    let name = |d: &UpdateDestination| {
+        serde_json::to_value(d)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    };
+    let mut files: Vec<String> = Vec::new();
+    let mut not_applied: Vec<String> = Vec::new();
+    let note = |list: &mut Vec<String>, item: String| {
+        if !list.contains(&item) {
+            list.push(item);
+        }
+    };
     for update in updates {
-        let (PermissionUpdate::AddRules { destination, .. }
-        | PermissionUpdate::ReplaceRules { destination, .. }
-        | PermissionUpdate::RemoveRules { destination, .. }) = update
-        else {
-            continue;
-        };
-        let file = match destination {
-            UpdateDestination::UserSettings => "userSettings",
-            UpdateDestination::ProjectSettings => "projectSettings",
-            UpdateDestination::LocalSettings => "localSettings",
-            UpdateDestination::Session | UpdateDestination::CliArg => continue,
-        };
-        if !files.contains(&file) {
-            files.push(file);
+        match update {
+            PermissionUpdate::AddRules { destination, .. }
+            | PermissionUpdate::ReplaceRules { destination, .. }
+            | PermissionUpdate::RemoveRules { destination, .. } => {
+                if !matches!(
+                    destination,
+                    UpdateDestination::Session | UpdateDestination::CliArg
+                ) {
+                    note(&mut files, name(destination));
+                }
+            }
+            PermissionUpdate::SetMode { mode, .. } => {
+                note(&mut not_applied, format!("setMode ({})", mode.as_str()));
+            }
+            PermissionUpdate::AddDirectories { .. } => {
+                note(&mut not_applied, "addDirectories".to_owned());
+            }
+            PermissionUpdate::RemoveDirectories { .. } => {
+                note(&mut not_applied, "removeDirectories".to_owned());
+            }
         }
     }
-    (!files.is_empty()).then(|| {
-        format!(
+    let mut out = Vec::new();
+    if !files.is_empty() {
+        out.push(format!(
             "PermissionRequest hook: the rule changes it asked to save to {} hold for this \
              session only; Toolwright writes no settings file for a hook",
             files.join(", ")
-        )
-    })
+        ));
+    }
+    if !not_applied.is_empty() {
+        out.push(format!(
+            "PermissionRequest hook: its {} were not applied; Toolwright applies only the rule \
+             changes of a hook's updatedPermissions",
+            not_applied.join(" and ")
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -1305,30 +1305,17 @@ fn integral_id(id: &Value) -> Option<i64> {
 /// member of that name deeper in, `params.data.error` of a log message, does not count).
 fn is_broken_notification(line: &[u8]) -> bool {
     let mut names: Vec<&[u8]> = Vec::new();
-    let (mut depth, mut in_string, mut escaped) = (0_usize, false, false);
+    let mut json = JsonStructure::default();
     let mut start = 0;
     for (at, &b) in line.iter().enumerate() {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-                // A string at the top level followed by `:` is a member's name.
-                if depth == 1 && line[at + 1..].trim_ascii_start().starts_with(b":") {
-                    names.push(&line[start..at]);
-                }
+        match json.step(b) {
+            JsonByte::StringStart => start = at + 1,
+            // A string at the top level followed by `:` is a member's name.
+            JsonByte::StringEnd
+                if json.depth == 1 && line[at + 1..].trim_ascii_start().starts_with(b":") =>
+            {
+                names.push(&line[start..at]);
             }
-            continue;
-        }
-        match b {
-            b'"' => {
-                in_string = true;
-                start = at + 1;
-            }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => depth = depth.saturating_sub(1),
             _ => {}
         }
     }
@@ -1336,6 +1323,66 @@ fn is_broken_notification(line: &[u8]) -> bool {
         && !names
             .iter()
             .any(|n| matches!(*n, b"id" | b"result" | b"error"))
+}
+
+/// Where JSON text stands after each byte, as far as its structure goes (inside a string or
+/// not, how deep), without parsing it: what [`LineMender`] and [`is_broken_notification`]
+/// read a line by, whether or not it is valid JSON.
+#[derive(Debug, Default, Clone, Copy)]
+struct JsonStructure {
+    in_string: bool,
+    escaped: bool,
+    /// How many arrays and objects are open.
+    depth: usize,
+}
+
+/// What a byte is to [`JsonStructure`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JsonByte {
+    /// The `"` that opens a string.
+    StringStart,
+    /// The `"` that closes a string.
+    StringEnd,
+    /// A string's content (an escape included).
+    InString,
+    /// `{` or `[`: [`JsonStructure::depth`] is one more.
+    Open,
+    /// `}` or `]`: [`JsonStructure::depth`] is one less (never below 0).
+    Close,
+    /// Anything else outside strings.
+    Other,
+}
+
+impl JsonStructure {
+    /// Takes the next byte in.
+    fn step(&mut self, b: u8) -> JsonByte {
+        if self.in_string {
+            if self.escaped {
+                self.escaped = false;
+            } else if b == b'\\' {
+                self.escaped = true;
+            } else if b == b'"' {
+                self.in_string = false;
+                return JsonByte::StringEnd;
+            }
+            return JsonByte::InString;
+        }
+        match b {
+            b'"' => {
+                self.in_string = true;
+                JsonByte::StringStart
+            }
+            b'{' | b'[' => {
+                self.depth += 1;
+                JsonByte::Open
+            }
+            b'}' | b']' => {
+                self.depth = self.depth.saturating_sub(1);
+                JsonByte::Close
+            }
+            _ => JsonByte::Other,
+        }
+    }
 }
 
 /// Whether `line` holds `key` (quoted: `"jsonrpc"`) as a member name (followed by `:`),
@@ -1389,9 +1436,7 @@ const REPLACEMENT: &[u8] = "\u{FFFD}".as_bytes();
 struct LineMender {
     /// The start of a UTF-8 sequence that the bytes so far cut off.
     partial: Vec<u8>,
-    in_string: bool,
-    escaped: bool,
-    depth: usize,
+    json: JsonStructure,
     /// Inside a value nested too deep: left out until the depth is back at this.
     skipping: Option<usize>,
     /// A value of this line was left out.
@@ -1456,39 +1501,24 @@ impl LineMender {
         // Where the bytes still to copy start (none while skipping).
         let mut from = self.skipping.is_none().then_some(0);
         for (at, &b) in bytes.iter().enumerate() {
-            if self.in_string {
-                if self.escaped {
-                    self.escaped = false;
-                } else if b == b'\\' {
-                    self.escaped = true;
-                } else if b == b'"' {
-                    self.in_string = false;
-                }
-                continue;
-            }
-            match b {
-                b'"' => self.in_string = true,
-                b'{' | b'[' => {
-                    self.depth += 1;
-                    if self.skipping.is_none() && self.depth > MAX_MESSAGE_DEPTH {
-                        if let Some(start) = from.take() {
-                            out.extend_from_slice(&bytes[start..at]);
-                        }
-                        out.push(b'"');
-                        out.extend_from_slice(TOO_DEEP.as_bytes());
-                        out.push(b'"');
-                        // Left out up to the end of the container at the limit, which is
-                        // kept: a value in it (the stand-in) is what its text ends with.
-                        self.skipping = Some(self.depth - 2);
-                        self.cut = true;
+            match self.json.step(b) {
+                JsonByte::Open
+                    if self.skipping.is_none() && self.json.depth > MAX_MESSAGE_DEPTH =>
+                {
+                    if let Some(start) = from.take() {
+                        out.extend_from_slice(&bytes[start..at]);
                     }
+                    out.push(b'"');
+                    out.extend_from_slice(TOO_DEEP.as_bytes());
+                    out.push(b'"');
+                    // Left out up to the end of the container at the limit, which is kept:
+                    // a value in it (the stand-in) is what its text ends with.
+                    self.skipping = Some(self.json.depth - 2);
+                    self.cut = true;
                 }
-                b'}' | b']' => {
-                    self.depth = self.depth.saturating_sub(1);
-                    if self.skipping == Some(self.depth) {
-                        self.skipping = None;
-                        from = Some(at);
-                    }
+                JsonByte::Close if self.skipping == Some(self.json.depth) => {
+                    self.skipping = None;
+                    from = Some(at);
                 }
                 _ => {}
             }

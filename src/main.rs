@@ -83,25 +83,31 @@ fn main() -> ExitCode {
     code
 }
 
-/// Whether `permissions check` describes a call this build could make: a tool it has (by
-/// name or alias; an MCP tool, `mcp__server__tool`, and the agent's Agent tool are taken as
-/// named) with an input its
-/// schema accepts. A session refuses anything else before any permission is decided, so a
+/// Whether `permissions check` describes a call a session here could make: a tool it has
+/// (`tools`, by name or alias; an MCP tool, `mcp__server__tool`, and the agent's Agent tool
+/// are taken as named) with an input its schema accepts. A session refuses anything else before any permission is decided, so a
 /// decision reported for it would be one that never happens.
 fn known_call(
     args: &cli::permissions::CheckArgs,
     tools: &[std::sync::Arc<dyn tool_core::Tool>],
+    options: &session::SessionOptions,
 ) -> Result<(), String> {
     // The Agent tool is the agent loop's own, not the registry's.
     if args.tool.starts_with("mcp__") || matches!(args.tool.as_str(), "Agent" | "Task") {
         return Ok(());
     }
     let Some(tool) = tool_core::find_tool(tools, &args.tool) else {
-        return Err(format!(
-            "this build has no tool named `{}` (`toolwright tools` lists them; MCP tools are \
-             named mcp__<server>__<tool>)",
-            args.tool
-        ));
+        return Err(match why_not_in_session(&args.tool, options) {
+            Some((name, why)) => format!(
+                "a session here has no tool `{name}`: {why} (`toolwright tools` lists the \
+                 session's tools; a session answers its call \"No such tool available\")"
+            ),
+            None => format!(
+                "this build has no tool named `{}` (`toolwright tools` lists them; MCP tools \
+                 are named mcp__<server>__<tool>)",
+                args.tool
+            ),
+        });
     };
     // Bad JSON is the check's own error to report.
     let Ok(input) = serde_json::from_str::<serde_json::Value>(&args.input) else {
@@ -115,6 +121,37 @@ fn known_call(
             e.message()
         )
     })
+}
+
+/// Why a session here leaves out `name`, a tool this build has (by name or alias), with its
+/// name: `None` for a tool this build does not have.
+fn why_not_in_session(name: &str, options: &session::SessionOptions) -> Option<(String, String)> {
+    let compiled: Vec<_> = tool_registry::BUILTIN_TOOLS
+        .iter()
+        .map(|entry| (entry.build)())
+        .collect();
+    let tool = tool_core::find_tool(&compiled, name)?;
+    let name = tool.name().to_owned();
+    let entry = tool_registry::BUILTIN_TOOLS
+        .iter()
+        .find(|e| e.name == name)?;
+    let why = if !entry.gate.is_open_in(&|var| std::env::var(var).ok()) {
+        format!(
+            "its environment gate `{}` is shut (the settings' `env` applied)",
+            entry.gate.describe()
+        )
+    } else if !tool_registry::ToolFilter::from_env().admits(&name) {
+        "CLAUDE_CODE_SIMPLE leaves only Bash, Read and Edit".to_owned()
+    } else if let Some(why) = session::not_offered_because(&name, options) {
+        format!("it is not offered: {why}")
+    } else if name == "ToolSearch" {
+        "tool search is off (`ENABLE_TOOL_SEARCH`, `auto` below its threshold, or a proxy's \
+         `ANTHROPIC_BASE_URL`)"
+            .to_owned()
+    } else {
+        "it is not enabled here".to_owned()
+    };
+    Some((name, why))
 }
 
 /// Reads the `--settings` and `--mcp-config` values that name pipes, once, before anything
@@ -156,14 +193,7 @@ fn apply_settings_env(cli: &Cli, trusted: Option<bool>) {
         Command::Tools(args) => args.options(),
         // As a session in its folder would: the engine reads some of it (a ripgrep config
         // file, git's variables).
-        Command::Permissions(PermissionsCommand::Check(args)) => session::SessionArgs {
-            settings: args.settings.clone(),
-            mode: None,
-            cwd: args.cwd.clone(),
-            mcp_config: Vec::new(),
-            strict_mcp_config: false,
-        }
-        .options(false),
+        Command::Permissions(PermissionsCommand::Check(args)) => args.session_options(),
         _ => return,
     };
     if trusted.is_some() {
@@ -216,13 +246,15 @@ fn run(cli: Cli, trusted: Option<bool>) -> ExitCode {
         Command::Tools(args) => runtime.block_on(cli::tools::run(&args)),
         Command::Trust(args) => cli::trust::run(&args),
         Command::Permissions(PermissionsCommand::Check(args)) => {
-            // Every tool compiled in, whatever its environment gate: a session's settings
-            // `env` may open a gate this process's environment keeps shut.
-            let tools: Vec<_> = tool_registry::BUILTIN_TOOLS
-                .iter()
-                .map(|entry| (entry.build)())
-                .collect();
-            match known_call(&args, &tools) {
+            // The tools a session here would have: the settings' `env` is in this process's
+            // environment already (`apply_settings_env`), so the gates answer as in it. A
+            // tool-wide deny rule leaves its tool in: the deny is the answer to report.
+            let options = args.session_options();
+            let tools = toolwright::agent::tool_search::offered_in_env(tool_registry::tools(
+                tool_registry::ToolFilter::from_env(),
+                |t| session::not_offered_because(t.name(), &options).is_some(),
+            ));
+            match known_call(&args, &tools, &options) {
                 Ok(()) => cli::permissions::run(&args, &tools),
                 Err(e) => {
                     eoutln!("toolwright permissions check: {e}");

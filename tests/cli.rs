@@ -2520,12 +2520,64 @@ fn permissions_check_refuses_calls_no_session_would_make() {
         ("mcp__docs__search", "{}"),
         ("Agent", r#"{"description": "d", "prompt": "p"}"#),
         ("Bash", r#"{"command": "ls", "timeout": "60000"}"#),
-        // Behind an environment gate that a session's settings may open.
-        ("TaskCreate", r#"{"subject": "s", "description": "d"}"#),
     ] {
         let out = toolwright(&["permissions", "check", tool, input], dir.path(), None);
         assert_eq!(out.status.code(), Some(0), "{tool}: {}", text(&out.stderr));
     }
+    // A tool this build has that a session here would not (its environment gate shut,
+    // `CLAUDE_CODE_SIMPLE`, tool search off): refused, saying why, as `run` answers its
+    // call "No such tool available" (found by review 37: reported `allow`).
+    let task = r#"{"subject": "s", "description": "d"}"#;
+    let yes = Path::new("1");
+    let no = Path::new("false");
+    for (tool, input, env, says) in [
+        ("TaskCreate", task, vec![], "env:TOOLWRIGHT_ENABLE_TASKS"),
+        (
+            "TodoWrite",
+            r#"{"todos": []}"#,
+            vec![("TOOLWRIGHT_ENABLE_TASKS", yes)],
+            "env:!TOOLWRIGHT_ENABLE_TASKS",
+        ),
+        (
+            "Glob",
+            r#"{"pattern": "*"}"#,
+            vec![("CLAUDE_CODE_SIMPLE", yes)],
+            "CLAUDE_CODE_SIMPLE",
+        ),
+        (
+            "ToolSearch",
+            r#"{"query": "x"}"#,
+            vec![("ENABLE_TOOL_SEARCH", no)],
+            "tool search is off",
+        ),
+    ] {
+        let out = toolwright_with_env(
+            &["permissions", "check", tool, input],
+            dir.path(),
+            None,
+            &env,
+        );
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{tool}: {err}");
+        assert!(
+            err.contains(&format!("a session here has no tool `{tool}`")) && err.contains(says),
+            "{tool}: {err}"
+        );
+    }
+    // The settings' `env` opens the gate as it would in a session.
+    let out = toolwright(
+        &[
+            "permissions",
+            "check",
+            "--settings",
+            r#"{"env": {"TOOLWRIGHT_ENABLE_TASKS": "1"}}"#,
+            "TaskCreate",
+            task,
+        ],
+        dir.path(),
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
 
 /// `permissions check` decides a built-in tool's call as a session does, with the tool's own

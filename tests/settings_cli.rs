@@ -1015,3 +1015,61 @@ fn a_fatal_settings_problem_is_not_said_to_be_ignored() {
         );
     }
 }
+
+/// A PostToolUse hook's `continue: false` with, later in the same response, a
+/// PermissionRequest hook's interrupt: the first stop's line does not say the other calls
+/// still ran when the interrupt kept one from running (found by review 37: `touch later.txt`
+/// was said to have run).
+#[test]
+fn a_hook_stop_does_not_claim_calls_ran_that_an_interrupt_kept_from_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let post = json!({"continue": false, "stopReason": "post says stop"});
+    let deny = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision":
+        {"behavior": "deny", "message": "no way", "interrupt": true}}});
+    let settings = json!({
+        "permissions": {"allow": ["Bash(echo:*)", "Bash(touch:*)"]},
+        "hooks": {
+            "PostToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": format!("cat > /dev/null; echo '{post}'")}]}],
+            "PermissionRequest": [{"matcher": "Write", "hooks": [
+                {"type": "command", "command": format!("cat > /dev/null; echo '{deny}'")}]}],
+        },
+    });
+    std::fs::write(root.join("s.json"), settings.to_string()).unwrap();
+    let write = root.join("w.txt").display().to_string();
+    let calls = [
+        json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "echo first"}}),
+        json!({"type": "tool_use", "id": "t2", "name": "Write", "input": {"file_path": write, "content": "x"}}),
+        json!({"type": "tool_use", "id": "t3", "name": "Bash", "input": {"command": "touch later.txt"}}),
+    ];
+    let stdin: String = calls.iter().map(|c| format!("{c}\n")).collect();
+    let out = bash(&root, "exec \"$TW\" run --settings s.json -", &stdin);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!root.join("later.txt").exists(), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.contains("a hook stopped the turn after Bash(echo first)"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(!line.contains("other calls still ran"), "{line}");
+    assert!(
+        line.contains("1 of the response's 2 other calls did not run"),
+        "{line}"
+    );
+    // Without the interrupt, the other calls ran, and it says so.
+    let settings = json!({
+        "permissions": {"allow": ["Bash(echo:*)", "Bash(touch:*)"]},
+        "hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": format!("cat > /dev/null; echo '{post}'")}]}]},
+    });
+    std::fs::write(root.join("s.json"), settings.to_string()).unwrap();
+    let stdin = format!("{}\n{}\n", calls[0], calls[2]);
+    let out = bash(&root, "exec \"$TW\" run --settings s.json -", &stdin);
+    let err = text(&out.stderr);
+    assert!(root.join("later.txt").exists(), "{err}");
+    assert!(
+        err.contains("the response's other calls still ran"),
+        "{err}"
+    );
+}

@@ -842,15 +842,27 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         eoutln!("toolwright run: the response has no tool_use blocks: there is nothing to run");
     }
     // A PreToolUse or PostToolUse hook's `continue: false`: the agent loop still runs the
-    // rest of the response's calls (as here), then makes no further request.
+    // rest of the response's calls (as here), then makes no further request; a later
+    // rejection or a signal may still have kept some from running.
     for call in &result.calls {
         if let Some(reason) = &call.outcome.stop_turn {
             let why = reason
                 .as_deref()
                 .map_or_else(String::new, |r| format!(": {r}"));
+            let others = result.calls.len() - 1;
+            let not_run = result
+                .calls
+                .iter()
+                .filter(|c| !std::ptr::eq(*c, call) && never_started(c))
+                .count();
+            let rest = match (others, not_run) {
+                (0, _) => String::new(),
+                (_, 0) => "; the response's other calls still ran".to_owned(),
+                (n, k) => format!("; {k} of the response's {n} other calls did not run"),
+            };
             eoutln!(
                 "toolwright run: a hook stopped the turn after {} [{}]{} (an agent would \
-                 make no further request; the response's other calls still ran)",
+                 make no further request{rest})",
                 on_one_line(&call_label(&call.tool_use)),
                 on_one_line(&call.tool_use.id),
                 on_one_line(&why)
@@ -912,6 +924,12 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     }
 }
 
+/// Whether `call` was cancelled before it started (a rejection or a signal kept it from
+/// running).
+fn never_started(call: &super::CallRecord) -> bool {
+    call.outcome.ending == tool_exec::Ending::Cancelled && call.outcome.call_duration.is_none()
+}
+
 /// What became of the calls after `stop` (the call whose rejection stopped the turn), for
 /// the line that says so: those that had not started were not run (the executor answered
 /// each with the rejection text); those already running or finished beside it (read-only
@@ -922,12 +940,7 @@ fn later_calls_after_a_stop(calls: &[super::CallRecord], stop: &super::CallRecor
         .skip_while(|c| !std::ptr::eq(*c, stop))
         .skip(1)
         .collect();
-    let not_run = later
-        .iter()
-        .filter(|c| {
-            c.outcome.ending == tool_exec::Ending::Cancelled && c.outcome.call_duration.is_none()
-        })
-        .count();
+    let not_run = later.iter().filter(|c| never_started(c)).count();
     let was = if not_run == 1 { "was" } else { "were" };
     match (later.len(), not_run) {
         (0, _) => String::new(),

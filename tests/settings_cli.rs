@@ -482,22 +482,25 @@ fn permission_updates_a_hook_could_not_apply_are_reported() {
     // Rules asked to be saved to a settings file hold for the session, and the user is told
     // that nothing was written (found by review 36: silently not saved).
     assert!(!err.contains("hold for this session only"), "{err}");
-    let answer = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {
-        "behavior": "allow",
-        "updatedPermissions": [{"type": "addRules", "behavior": "allow", "destination": "localSettings",
-            "rules": [{"toolName": "Bash", "ruleContent": "touch:*"}]}],
-    }}});
-    let settings = json!({"hooks": {"PermissionRequest": [{"hooks": [
-        {"type": "command", "command": format!("cat > /dev/null; echo '{answer}'")},
-    ]}]}});
-    std::fs::write(root.join("pr-settings.json"), settings.to_string()).unwrap();
-    let out = bash(
-        &root,
-        "exec \"$TW\" run --settings pr-settings.json -",
-        &stdin,
-    );
-    let err = text(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    // `run`'s stderr with a PermissionRequest hook that allows with `updatedPermissions`.
+    let allowing_with = |updates: serde_json::Value| {
+        let answer = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow", "updatedPermissions": updates}}});
+        let settings = json!({"hooks": {"PermissionRequest": [{"hooks": [
+            {"type": "command", "command": format!("cat > /dev/null; echo '{answer}'")},
+        ]}]}});
+        std::fs::write(root.join("pr-settings.json"), settings.to_string()).unwrap();
+        let out = bash(
+            &root,
+            "exec \"$TW\" run --settings pr-settings.json -",
+            &stdin,
+        );
+        let err = text(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        err
+    };
+    let err = allowing_with(json!([{"type": "addRules", "behavior": "allow",
+        "destination": "localSettings", "rules": [{"toolName": "Bash", "ruleContent": "touch:*"}]}]));
     assert!(
         err.contains("save to localSettings hold for this session only"),
         "{err}"
@@ -505,24 +508,10 @@ fn permission_updates_a_hook_could_not_apply_are_reported() {
     assert!(!root.join(".claude").exists(), "{err}");
     // A mode or directory change is not applied (docs/hooks.md): the user is told so, as a
     // hook that echoes its `permission_suggestions` (acceptEdits for a write) expects one.
-    let answer = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {
-        "behavior": "allow",
-        "updatedPermissions": [
-            {"type": "setMode", "mode": "acceptEdits", "destination": "session"},
-            {"type": "addDirectories", "directories": ["/tmp"], "destination": "session"},
-        ],
-    }}});
-    let settings = json!({"hooks": {"PermissionRequest": [{"hooks": [
-        {"type": "command", "command": format!("cat > /dev/null; echo '{answer}'")},
-    ]}]}});
-    std::fs::write(root.join("pr-settings.json"), settings.to_string()).unwrap();
-    let out = bash(
-        &root,
-        "exec \"$TW\" run --settings pr-settings.json -",
-        &stdin,
-    );
-    let err = text(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let err = allowing_with(json!([
+        {"type": "setMode", "mode": "acceptEdits", "destination": "session"},
+        {"type": "addDirectories", "directories": ["/tmp"], "destination": "session"},
+    ]));
     assert_eq!(
         err.matches("its setMode (acceptEdits) and addDirectories were not applied")
             .count(),

@@ -1569,30 +1569,4 @@ mod tests {
             );
         }
     }
-
-    /// A sub-agent never gets the worktree tools, even when its definition names them: the
-    /// worktree session belongs to the main thread.
-    #[cfg(feature = "internal")]
-    #[test]
-    fn sub_agents_never_get_the_worktree_tools() {
-        let parent: Vec<Arc<dyn Tool>> = vec![
-            Arc::new(tools_builtin::Read),
-            Arc::new(tools_builtin::EnterWorktree),
-            Arc::new(tools_builtin::ExitWorktree),
-        ];
-        let mut wants = AgentDefinition::general_purpose();
-        wants.tools = Some(vec![
-            "Read".into(),
-            "EnterWorktree".into(),
-            "ExitWorktree".into(),
-        ]);
-        for definition in [AgentDefinition::general_purpose(), wants] {
-            let names: Vec<String> = definition
-                .select_tools(&parent)
-                .iter()
-                .map(|t| t.name().to_owned())
-                .collect();
-            assert_eq!(names, ["Read"]);
-        }
-    }
 }

@@ -1,6 +1,7 @@
 //! The regression tests found by the review sessions, one module per review (its file in
 //! this directory), in one test binary so that the suite links once instead of once per
 //! review. One review's tests: `cargo test -p toolwright --test review review35_subagents::`.
+//! `internal_build` holds the root tests only the `internal` build has.
 //!
 //! Their tests share one process: a test that needs process-wide state of its own (an
 //! environment variable, the umask, a namespace) runs itself again in a child process
@@ -18,6 +19,7 @@ mod serve_support;
 #[path = "../support/terminal.rs"]
 mod terminal;
 
+mod internal_build;
 mod review28_run;
 mod review28_web_fetch_cli;
 mod review29_hooks;

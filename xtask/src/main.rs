@@ -58,7 +58,7 @@ fn print_help() {
     println!(
         "cargo xtask <task>\n\n\
          tasks:\n  \
-         ci                               fmt check, clippy -D warnings, check-layers, check-docs, tests\n  \
+         ci                               fmt check, clippy -D warnings, check-layers, check-docs, profiles, tests\n  \
          check-layers [--manifest-path P] check the crate dependency direction\n  \
          check-docs                       check that docs/architecture.md names only existing paths\n  \
          bench [all|exec|files|shell|hooks|perms|search|memory|mcp]  benchmarks vs baselines; report in target/bench/report.md, .json\n  \
@@ -132,6 +132,13 @@ const FEATURE_GATED_BUILTIN_TESTS: &[&str] = &[
     "schema_snapshot",
     "worktree",
 ];
+
+/// The root package's tests that only its `internal` build has (they name `feature =
+/// "internal"` or `"otlp"`): whole test targets, and the modules of the `review` binary
+/// that hold such tests. `cargo xtask ci` runs exactly these in that build.
+const ROOT_INTERNAL_TARGETS: &[&str] = &["otlp"];
+/// ... and the `review` binary's modules ([`ROOT_INTERNAL_TARGETS`]).
+const ROOT_INTERNAL_REVIEW_MODULES: &[&str] = &["internal_build", "review30_misc_cli"];
 
 /// The test command README.md gives; CI runs exactly this.
 pub const TEST_COMMAND: &[&str] = &["test", "--workspace", "--all-targets", "--no-fail-fast"];
@@ -226,30 +233,34 @@ fn ci() -> Result {
     )?;
     // The binary's `internal` build (which holds the OTLP exporter): the exporter end to
     // end, and the root tests that only that build has (`cfg(feature = "internal")`).
+    let mut root_internal = cargo();
+    root_internal.args(["test", "-p", "toolwright", "--features", "internal"]);
+    for test in ROOT_INTERNAL_TARGETS {
+        root_internal.args(["--test", test]);
+    }
     run(
-        "cargo test -p toolwright --features internal --test otlp",
-        cargo().args([
-            "test",
-            "-p",
-            "toolwright",
-            "--features",
-            "internal",
-            "--test",
-            "otlp",
-        ]),
+        "cargo test -p toolwright --features internal (internal-only targets)",
+        &mut root_internal,
     )?;
+    let mut review = cargo();
+    review.args([
+        "test",
+        "-p",
+        "toolwright",
+        "--features",
+        "internal",
+        "--test",
+        "review",
+        "--",
+    ]);
+    review.args(
+        ROOT_INTERNAL_REVIEW_MODULES
+            .iter()
+            .map(|m| format!("{m}::")),
+    );
     run(
-        "cargo test -p toolwright --features internal --test review (internal-only)",
-        cargo().args([
-            "test",
-            "-p",
-            "toolwright",
-            "--features",
-            "internal",
-            "--test",
-            "review",
-            "review30_misc_cli::",
-        ]),
+        "cargo test -p toolwright --features internal --test review (internal-only modules)",
+        &mut review,
     )?;
     run(
         "cargo test -p tool-registry --no-default-features",
@@ -266,17 +277,91 @@ fn ci() -> Result {
 mod tests {
     use super::*;
 
-    /// The `.rs` files directly in `dir` that name a feature (`cfg(feature`).
-    fn naming_a_feature(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    /// The `.rs` files directly in `dir` whose text names one of `features` in a `cfg`
+    /// (`feature = "worktree"`, however the `cfg` around it is written: `cfg(all(unix,
+    /// feature = "worktree"))` too); any feature for an empty list.
+    fn naming_a_feature_of(dir: &std::path::Path, features: &[&str]) -> Vec<std::path::PathBuf> {
+        let names = |text: &str| {
+            if features.is_empty() {
+                text.contains("feature = \"")
+            } else {
+                features
+                    .iter()
+                    .any(|f| text.contains(&format!("feature = \"{f}\"")))
+            }
+        };
         let mut named: Vec<_> = std::fs::read_dir(dir)
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
             .flatten()
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "rs"))
-            .filter(|p| std::fs::read_to_string(p).is_ok_and(|text| text.contains("cfg(feature")))
+            .filter(|p| std::fs::read_to_string(p).is_ok_and(|text| names(&text)))
             .collect();
         named.sort();
         named
+    }
+
+    /// [`naming_a_feature_of`] any feature.
+    fn naming_a_feature(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        naming_a_feature_of(dir, &[])
+    }
+
+    fn stems(paths: &[std::path::PathBuf]) -> Vec<String> {
+        let mut stems: Vec<String> = paths
+            .iter()
+            .filter_map(|p| Some(p.file_stem()?.to_str()?.to_owned()))
+            .collect();
+        stems.sort();
+        stems
+    }
+
+    /// Every root test that names the `internal` or `otlp` feature runs in the `internal`
+    /// build's steps: its test target is among [`ROOT_INTERNAL_TARGETS`], its module of the
+    /// `review` binary among [`ROOT_INTERNAL_REVIEW_MODULES`]; and no unit test in `src/`
+    /// is gated by them (the steps do not build the library's unit tests in that build: such
+    /// a test never ran, found by review 37).
+    #[test]
+    fn the_root_tests_of_the_internal_build_are_the_ones_it_runs() {
+        let root = workspace_root();
+        let features = ["internal", "otlp"];
+        let targets = stems(&naming_a_feature_of(&root.join("tests"), &features));
+        assert_eq!(targets, ROOT_INTERNAL_TARGETS);
+        let modules = stems(&naming_a_feature_of(&root.join("tests/review"), &features));
+        assert_eq!(modules, ROOT_INTERNAL_REVIEW_MODULES);
+        // A `cfg` naming either feature right before a test attribute, anywhere in `src/`.
+        let mut gated_unit_tests = Vec::new();
+        let mut dirs = vec![root.join("src")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                let Ok(text) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                let lines: Vec<&str> = text.lines().map(str::trim).collect();
+                for (i, pair) in lines.windows(2).enumerate() {
+                    let gated = pair[0].starts_with("#[cfg")
+                        && features
+                            .iter()
+                            .any(|f| pair[0].contains(&format!("feature = \"{f}\"")));
+                    let test =
+                        pair[1].starts_with("#[test]") || pair[1].starts_with("#[tokio::test");
+                    // `cfg(all(test, feature = ...))`, not `cfg(any(feature = ..., test))`.
+                    let test_only = pair[0].contains("all(") && pair[0].contains("test");
+                    if gated && (test || test_only) {
+                        gated_unit_tests.push(format!("{}:{}", path.display(), i + 1));
+                    }
+                }
+            }
+        }
+        assert!(
+            gated_unit_tests.is_empty(),
+            "unit tests gated by the internal build never run in CI; move them to \
+             tests/review/internal_build.rs: {gated_unit_tests:?}"
+        );
     }
 
     /// Every tools-builtin test file that names a feature runs in the `internal` profile's

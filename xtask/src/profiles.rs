@@ -1,10 +1,14 @@
 //! `cargo xtask profiles`: builds the `toolwright` binary for each profile and proves that a
 //! feature-gated tool is compiled out of the profile that leaves it out.
 //!
-//! Every gated tool carries a marker string in its prompt (`toolwright-gated-tool:NAME`).
-//! The marker must be in the `internal` binary and absent from the `external` one: the
-//! tool's code is not there at all, not merely switched off.
+//! Two proofs, for each gated family. Its code: the feature (or the crate) that holds it is
+//! in the profile's build as cargo resolves it (`cargo tree`), so code of a family a profile
+//! leaves out is not compiled in, whether or not any listing shows it. Its tools: every
+//! gated tool carries a marker string in its prompt (`toolwright-gated-tool:FAMILY`), which
+//! must be in the `internal` binary and absent from the `external` one; and `toolwright tools`
+//! of each binary lists them or not.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -19,6 +23,88 @@ pub const GATED: &[(&str, &str)] = &[
     ("REPL", "toolwright-gated-tool:repl"),
     ("WordCount", "toolwright-gated-tool:word-count"),
 ];
+
+/// Where the code of a gated family lives.
+#[derive(Debug, Clone, Copy)]
+enum Code {
+    /// Behind this feature of this package.
+    Feature(&'static str, &'static str),
+    /// In a crate of its own.
+    Package(&'static str),
+}
+
+/// Each gated family (the end of its marker) and where its code lives.
+const FAMILIES: &[(&str, Code)] = &[
+    ("proactive", Code::Feature("tools-builtin", "proactive")),
+    ("worktree", Code::Feature("tools-builtin", "worktree")),
+    (
+        "agent-triggers",
+        Code::Feature("tools-builtin", "agent-triggers"),
+    ),
+    ("repl", Code::Feature("tools-builtin", "repl")),
+    ("word-count", Code::Package("tools-word-count")),
+];
+
+/// The packages of the binary's build with `features` (and no default ones), each with the
+/// features cargo resolves for it: what is compiled in, whatever a listing says.
+fn resolved(features: &str) -> super::Result<BTreeMap<String, BTreeSet<String>>> {
+    let out = super::cargo()
+        .args([
+            "tree",
+            "-p",
+            "toolwright",
+            "--no-default-features",
+            "--features",
+            features,
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "-f",
+            "{p}|{f}",
+        ])
+        .output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo tree failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+        .into());
+    }
+    Ok(parse_tree(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Reads `cargo tree -f '{p}|{f}' --prefix none`: one `name version (path)|f1,f2` line per
+/// package, ` (*)` after one already shown.
+fn parse_tree(text: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let mut packages: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in text.lines() {
+        let Some((package, features)) = line.split_once('|') else {
+            continue;
+        };
+        let Some(name) = package.split_whitespace().next() else {
+            continue;
+        };
+        let features = features.trim_end_matches(" (*)");
+        packages.entry(name.to_owned()).or_default().extend(
+            features
+                .split(',')
+                .filter(|f| !f.is_empty())
+                .map(str::to_owned),
+        );
+    }
+    packages
+}
+
+/// Whether `code` is in a build whose packages are `packages`.
+fn compiled_in(code: Code, packages: &BTreeMap<String, BTreeSet<String>>) -> bool {
+    match code {
+        Code::Feature(package, feature) => packages
+            .get(package)
+            .is_some_and(|features| features.contains(feature)),
+        Code::Package(package) => packages.contains_key(package),
+    }
+}
 
 /// The profiles: name and the features it builds with (`--no-default-features` plus these).
 pub const PROFILES: &[(&str, &str)] = &[("external", "external"), ("internal", "internal")];
@@ -59,7 +145,22 @@ pub fn build(root: &Path, profile: &str) -> super::Result<PathBuf> {
 /// Builds both profiles, checks every marker, prints each profile's tools and size.
 pub fn check(root: &Path) -> super::Result {
     let mut failures = Vec::new();
-    for (profile, _) in PROFILES {
+    for (profile, features) in PROFILES {
+        let packages = resolved(features)?;
+        for (family, code) in FAMILIES {
+            let present = compiled_in(*code, &packages);
+            let expected = *profile == "internal";
+            println!(
+                "profiles: {profile}: {family} code {}",
+                if present { "compiled in" } else { "left out" }
+            );
+            if present != expected {
+                failures.push(format!(
+                    "the {family} family's code ({code:?}) is {} the {profile} build",
+                    if present { "in" } else { "missing from" }
+                ));
+            }
+        }
         let binary = build(root, profile)?;
         let bytes = std::fs::read(&binary)?;
         for (tool, marker) in GATED {
@@ -76,7 +177,21 @@ pub fn check(root: &Path) -> super::Result {
                 ));
             }
         }
-        let listing = Command::new(&binary).args(["tools", "--json"]).output()?;
+        // The build's own list: no user's or project's settings (a deny rule would hide a
+        // tool), no switch of the caller's (`CLAUDE_CODE_SIMPLE` leaves three tools).
+        let clean =
+            std::env::temp_dir().join(format!("toolwright-profiles-{}", std::process::id()));
+        std::fs::create_dir_all(clean.join("config"))?;
+        let listing = Command::new(&binary)
+            .args(["tools", "--json"])
+            .current_dir(&clean)
+            .env("CLAUDE_CONFIG_DIR", clean.join("config"))
+            .env_remove("CLAUDE_CODE_SIMPLE")
+            .env_remove("TOOLWRIGHT_ENABLE_TASKS")
+            .env_remove("CLAUDE_CODE_ENABLE_TASKS")
+            .output();
+        let _ = std::fs::remove_dir_all(&clean);
+        let listing = listing?;
         if !listing.status.success() {
             failures.push(format!(
                 "`toolwright tools --json` failed in the {profile} profile"
@@ -126,7 +241,46 @@ pub fn check(root: &Path) -> super::Result {
 
 #[cfg(test)]
 mod tests {
-    use super::contains;
+    use super::{FAMILIES, GATED, compiled_in, contains, parse_tree};
+
+    /// The family of a marker (`toolwright-gated-tool:FAMILY`).
+    fn family(marker: &str) -> &str {
+        marker.rsplit(':').next().unwrap_or(marker)
+    }
+
+    /// Every gated tool's family has its code's place in FAMILIES: one without would never
+    /// be proven left out.
+    #[test]
+    fn every_gated_family_says_where_its_code_is() {
+        for (tool, marker) in GATED {
+            assert!(
+                FAMILIES.iter().any(|(f, _)| *f == family(marker)),
+                "{tool}: no FAMILIES row for {}",
+                family(marker)
+            );
+        }
+    }
+
+    #[test]
+    fn cargo_tree_lines_are_read_with_their_features() {
+        let text = "toolwright v0.1.0 (/w)|external\n\
+                    tools-builtin v0.1.0 (/w/crates/tools-builtin)|repl,worktree\n\
+                    tools-builtin v0.1.0 (/w/crates/tools-builtin)|repl,worktree (*)\n\
+                    tool-core v0.1.0 (/w/crates/tool-core)|\n";
+        let packages = parse_tree(text);
+        let feature = |p, f| super::Code::Feature(p, f);
+        assert!(compiled_in(feature("tools-builtin", "worktree"), &packages));
+        assert!(!compiled_in(
+            feature("tools-builtin", "proactive"),
+            &packages
+        ));
+        assert!(compiled_in(super::Code::Package("tool-core"), &packages));
+        assert!(!compiled_in(
+            super::Code::Package("tools-word-count"),
+            &packages
+        ));
+        assert!(packages["tool-core"].is_empty());
+    }
 
     #[test]
     fn byte_search() {

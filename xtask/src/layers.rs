@@ -8,7 +8,8 @@ use std::process::Command;
 use serde_json::Value;
 
 /// Workspace crates and, for each, the workspace crates it depends on (normal and build
-/// dependencies; dev-dependencies are free, they never ship).
+/// dependencies; dev-dependencies are free, they never ship), and any path dependency
+/// outside the workspace, which the check cannot see into.
 #[derive(Debug, Default)]
 pub struct Graph {
     pub crates: BTreeMap<String, Vec<String>>,
@@ -57,8 +58,10 @@ impl Graph {
                 .into_iter()
                 .flatten()
                 .filter(|d| d["kind"].as_str() != Some("dev"))
+                .filter(|d| {
+                    d["name"].as_str().is_some_and(|n| names.contains(&n)) || d["path"].is_string()
+                })
                 .filter_map(|d| d["name"].as_str())
-                .filter(|d| names.contains(d))
                 .map(str::to_owned)
                 .collect();
             deps.sort();
@@ -112,8 +115,10 @@ fn allowed(from: &str, to: &str) -> Result<(), &'static str> {
         "tool-exec" => matches!(to, "tool-core" | "tool-perms" | "tool-hooks"),
         "tool-registry" => to == "tool-core" || is_tool_crate(to),
         f if is_tool_crate(f) => matches!(to, "tool-core" | "tool-perms"),
-        // The facade, the binary and dev tooling sit on top and may use anything.
-        "toolwright" | "xtask" => true,
+        // The facade and the binary sit on top and may use anything but the dev tooling,
+        // which may use anything.
+        "toolwright" => to != "xtask",
+        "xtask" => true,
         _ => false,
     };
     if ok {
@@ -124,6 +129,7 @@ fn allowed(from: &str, to: &str) -> Result<(), &'static str> {
         "tool-perms" | "tool-hooks" => "tool-perms and tool-hooks know tool-core only",
         "tool-exec" => "tool-exec knows tool-core, tool-perms and tool-hooks only",
         "tool-registry" => "tool-registry knows tool-core and the tool crates only",
+        "toolwright" => "xtask is dev tooling: nothing that ships depends on it",
         _ => "tool crates know tool-core and tool-perms only",
     })
 }
@@ -142,6 +148,15 @@ pub fn check(graph: &Graph) -> Vec<Violation> {
             continue;
         }
         for to in deps {
+            if !graph.crates.contains_key(to) {
+                out.push(Violation {
+                    from: from.clone(),
+                    to: to.clone(),
+                    rule: "a path dependency outside the workspace: what it depends on is not \
+                           checked (make it a member, or take it from a registry)",
+                });
+                continue;
+            }
             if let Err(rule) = allowed(from, to) {
                 out.push(Violation {
                     from: from.clone(),
@@ -204,6 +219,30 @@ mod tests {
                 ("tool-registry".into(), "tool-exec".into()),
                 ("tools-builtin".into(), "tools-mcp".into()),
                 ("tools-builtin".into(), "tool-exec".into()),
+            ]
+        );
+    }
+
+    /// A path dependency that is no member of the workspace (a vendored crate that could
+    /// depend on anything) is reported; so is the binary depending on the dev tooling.
+    #[test]
+    fn path_dependencies_outside_the_workspace_and_xtask_are_reported() {
+        let metadata = serde_json::json!({"packages": [
+            {"name": "tools-builtin", "dependencies": [
+                {"name": "mcp-shim", "kind": null, "path": "/w/vendor/mcp-shim"},
+                {"name": "serde", "kind": null},
+                {"name": "tool-core", "kind": null, "path": "/w/crates/tool-core"}]},
+            {"name": "tool-core", "dependencies": []},
+            {"name": "toolwright", "dependencies": [{"name": "xtask", "kind": "build", "path": "/w/xtask"}]},
+            {"name": "xtask", "dependencies": [{"name": "toolwright", "kind": null, "path": "/w"}]}
+        ]});
+        let g = Graph::from_metadata_json(&metadata).unwrap();
+        let found: Vec<(String, String)> = check(&g).into_iter().map(|v| (v.from, v.to)).collect();
+        assert_eq!(
+            found,
+            vec![
+                ("tools-builtin".into(), "mcp-shim".into()),
+                ("toolwright".into(), "xtask".into()),
             ]
         );
     }

@@ -5,9 +5,13 @@
 //! it is gated, and builds it. Three gates:
 //!
 //! - **Cargo features** (compile time): a gated tool is not compiled into a profile that
-//!   leaves it out. `cargo xtask profiles` proves it by looking for each gated tool's marker
-//!   string in the `external` and `internal` binaries.
-//! - **Environment** (run time): an entry whose variable is unset is skipped.
+//!   leaves it out. `cargo xtask profiles` proves it: the feature (or crate) holding its
+//!   code is not in the `external` build as cargo resolves it, and its marker string is in
+//!   the `internal` binary only.
+//! - **Environment** (run time): an entry gated by a variable ([`Gate::Env`]) is in the list
+//!   only when the variable is truthy (`1`, `true`, `yes`, `on`; unset, empty or anything
+//!   else is off, and Claude Code's name for the same switch counts when ours is unset); one
+//!   gated by its absence ([`Gate::NotEnv`], TodoWrite) only when it is not.
 //! - **Lazy construction**: entries hold a constructor, not a tool; nothing is built until
 //!   [`all_base_tools`] runs, and expensive state inside a tool (a parser, an index) is
 //!   built on first use by the tool itself.

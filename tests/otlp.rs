@@ -1093,3 +1093,57 @@ fn served_calls_are_root_spans_of_their_own() {
         assert!(!contains(&all, foreign), "`{foreign}` exported");
     }
 }
+
+// Review 37 (telemetry).
+
+/// The `tool_decision` and `tool_result` log records of a run with `vars` of the JSONL
+/// `turn` in a fresh directory, with `args`: (decision records, result records).
+fn logged(turn: &str, args: &[&str], vars: &[(&str, &str)]) -> (Vec<LogRecord>, Vec<LogRecord>) {
+    let (url, received) = collector();
+    let dir = tempfile::tempdir().unwrap();
+    let mut all = vec![
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", url.as_str()),
+        ("OTEL_LOGS_EXPORTER", "otlp"),
+    ];
+    all.extend_from_slice(vars);
+    let out = run_turn(dir.path(), turn, args, &all);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (decisions, results) = log_records(&bodies(&received, "/v1/logs"))
+        .into_iter()
+        .partition(|r| r.body == Val::Str("claude_code.tool_decision".into()));
+    (decisions, results)
+}
+
+/// A call refused because nobody can approve it (`run`: permission prompts are
+/// unavailable) was made by the configuration, as under `dontAsk`, not by a user: its
+/// source is `config`, never `user_reject`.
+#[test]
+fn a_refusal_with_nobody_to_ask_is_no_users_rejection() {
+    let turn = serde_json::json!({"type": "tool_use", "id": "toolu_1", "name": "Bash",
+        "input": {"command": "touch f"}})
+    .to_string();
+    for args in [&[][..], &["--mode", "dontAsk"][..]] {
+        let (decisions, results) = logged(&turn, args, &[]);
+        assert_eq!(decisions.len(), 1, "{decisions:?}");
+        assert_eq!(results.len(), 1, "{results:?}");
+        for (record, decision, source) in [
+            (&decisions[0], "decision", "source"),
+            (&results[0], "decision_type", "decision_source"),
+        ] {
+            assert_eq!(
+                attribute(&record.attributes, decision),
+                Some(&Val::Str("reject".into())),
+                "{args:?}: {record:?}"
+            );
+            assert_eq!(
+                attribute(&record.attributes, source),
+                Some(&Val::Str("config".into())),
+                "{args:?}: {record:?}"
+            );
+        }
+    }
+}

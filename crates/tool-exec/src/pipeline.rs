@@ -26,7 +26,7 @@ use tracing::Instrument;
 use crate::persist::persist_if_large;
 use crate::seams::{
     AllowAll, DenyAsks, HookCall, HookDecision, Hooks, NoHooks, PermissionRequestVerdict,
-    Permissions, Prompter, REJECT_MESSAGE, ToolHookEvents,
+    Permissions, PromptAnswer, PromptRequest, Prompter, REJECT_MESSAGE, ToolHookEvents,
 };
 
 pub use tool_core::DEFAULT_MAX_RESULT_CHARS;
@@ -150,7 +150,8 @@ pub struct CallOutcome {
     pub ending: Ending,
     /// The permission decision, if the flow got that far (`accept`/`reject`), and its source
     /// (`config`, `hook`, `user_temporary`, `user_permanent`, `user_reject`, `user_abort`: the
-    /// question was withdrawn unanswered).
+    /// question was withdrawn unanswered). `user_reject` is a person's no: an ask refused
+    /// without asking anyone (a session that cannot prompt) is `config`.
     pub decision: Option<(&'static str, &'static str)>,
     /// Why the permission flow decided as it did (the rule and its file, the mode, the hook).
     pub decision_reason: Option<DecisionReason>,
@@ -1220,9 +1221,13 @@ impl Pipeline {
                 return Resolved::withdrawn();
             }
             ask @ PermissionResult::Ask { .. } => {
-                let prompt =
-                    self.permissions
-                        .resolve_ask(self.prompter.as_ref(), tool, &input, ctx, ask);
+                let asking = Asking {
+                    prompter: self.prompter.as_ref(),
+                    asked: std::sync::atomic::AtomicBool::new(false),
+                };
+                let prompt = self
+                    .permissions
+                    .resolve_ask(&asking, tool, &input, ctx, ask);
                 let answered = tokio::select! {
                     biased;
                     () = ctx.cancellation().cancelled() => None,
@@ -1246,10 +1251,18 @@ impl Pipeline {
                     Some(PermissionResult::Deny { message, reason }) => {
                         // A rejection without feedback stops the turn (Claude Code aborts it).
                         let interrupt = message == REJECT_MESSAGE;
+                        // Refused without asking anyone (a session that cannot prompt): the
+                        // configuration's refusal, as Claude Code's permission wrapper makes
+                        // it under `dontAsk` or for an agent that avoids prompts, no user's.
+                        let source = if asking.asked.load(std::sync::atomic::Ordering::Acquire) {
+                            "user_reject"
+                        } else {
+                            "config"
+                        };
                         return Resolved::Rejected {
                             judged: Some(input.clone()),
                             message,
-                            source: "user_reject",
+                            source,
                             interrupt,
                             reason: Some(reason),
                         };
@@ -1460,6 +1473,22 @@ impl ToolStart {
 
     fn is_stopped(&self) -> bool {
         self.state.load(std::sync::atomic::Ordering::Acquire) == Self::STOPPED
+    }
+}
+
+/// The pipeline's prompter as one call's permission question reaches it: whether it was
+/// asked tells a person's rejection (`user_reject`) from a refusal made without asking
+/// anyone (`config`).
+struct Asking<'a> {
+    prompter: &'a dyn Prompter,
+    asked: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl Prompter for Asking<'_> {
+    async fn prompt(&self, request: &PromptRequest) -> PromptAnswer {
+        self.asked.store(true, std::sync::atomic::Ordering::Release);
+        self.prompter.prompt(request).await
     }
 }
 

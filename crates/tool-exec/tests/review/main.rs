@@ -11,3 +11,4 @@
 mod review30_stuck;
 mod review31_pipeline;
 mod review34_exec;
+mod review37_telemetry;

@@ -1147,3 +1147,69 @@ fn a_refusal_with_nobody_to_ask_is_no_users_rejection() {
         }
     }
 }
+
+/// `tool_result` carries Claude Code's fields and the documented ones only: no `ending`
+/// (an internal enum's debug text), on the log record or the span event.
+#[test]
+fn tool_results_carry_no_debug_text() {
+    let (url, received) = collector();
+    let dir = tempfile::tempdir().unwrap();
+    let turn = [
+        serde_json::json!({"type": "tool_use", "id": "toolu_1", "name": "Bash",
+            "input": {"command": "false"}}),
+        serde_json::json!({"type": "tool_use", "id": "toolu_2", "name": "Bash",
+            "input": {"command": "true"}}),
+        serde_json::json!({"type": "tool_use", "id": "toolu_3", "name": "Glob",
+            "input": {"wrong": 1}}),
+    ]
+    .map(|v| v.to_string())
+    .join("\n");
+    let out = run_turn(
+        dir.path(),
+        &turn,
+        &["--mode", "bypassPermissions"],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+            ("OTEL_LOGS_EXPORTER", "otlp"),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results: Vec<LogRecord> = log_records(&bodies(&received, "/v1/logs"))
+        .into_iter()
+        .filter(|r| r.body == Val::Str("claude_code.tool_result".into()))
+        .collect();
+    assert_eq!(results.len(), 3, "{results:?}");
+    for record in &results {
+        assert!(
+            attribute(&record.attributes, "ending").is_none(),
+            "{record:?}"
+        );
+    }
+    let errors: Vec<_> = results
+        .iter()
+        .filter_map(|r| attribute(&r.attributes, "error").cloned())
+        .collect();
+    assert_eq!(errors.len(), 2, "{results:?}");
+    // The span events, as exported: Span.events (11), Event.attributes (3).
+    let mut events = 0;
+    for body in bodies(&received, "/v1/traces") {
+        for resource in messages(&body, 1) {
+            for scope in messages(resource, 2) {
+                for span in messages(scope, 2) {
+                    for event in messages(span, 11) {
+                        if string(event, 2) == "tool_result" {
+                            events += 1;
+                            let attrs = attributes(event, 3);
+                            assert!(attribute(&attrs, "ending").is_none(), "{attrs:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(events, 3);
+}

@@ -1748,7 +1748,6 @@ impl<'a> CallTelemetry<'a> {
             tool_result_size_bytes = result_size_bytes,
             decision_type = decision,
             decision_source = source,
-            ending = ?ending,
             // Opt-in (`OTEL_LOG_TOOL_DETAILS`): absent unless tool details are on.
             tool_parameters = details.and_then(|d| d.parameters.as_deref()),
             tool_input = details.map(|d| d.input.as_str()),

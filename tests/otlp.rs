@@ -1148,6 +1148,62 @@ fn a_refusal_with_nobody_to_ask_is_no_users_rejection() {
     }
 }
 
+/// With `OTEL_LOG_TOOL_DETAILS`, `tool_input` and `tool_parameters` are JSON of at most
+/// 4 KiB whatever the input: strings are cut shorter until the whole fits, and what cannot
+/// fit that way is a JSON string saying it was cut. Every call that starts has them.
+#[test]
+fn tool_details_stay_json_within_their_limit() {
+    let long = |c: char| c.to_string().repeat(500);
+    let mut big = serde_json::json!({"pattern": "x", "output_mode": "content", "-n": true});
+    for (n, c) in ('a'..='l').enumerate() {
+        big[format!("field{n}")] = long(c).into();
+    }
+    let numbers: Vec<u32> = (0..3000).collect();
+    let turn = [
+        serde_json::json!({"type": "tool_use", "id": "toolu_big", "name": "Grep", "input": big}),
+        serde_json::json!({"type": "tool_use", "id": "toolu_bash", "name": "Bash",
+            "input": {"command": format!("true {}", "c".repeat(3000)),
+                "description": "d".repeat(3000)}}),
+        serde_json::json!({"type": "tool_use", "id": "toolu_many", "name": "Glob",
+            "input": {"pattern": "*", "numbers": numbers}}),
+    ]
+    .map(|v| v.to_string())
+    .join("\n");
+    let (_, results) = logged(&turn, &[], &[("OTEL_LOG_TOOL_DETAILS", "1")]);
+    assert_eq!(results.len(), 3, "{results:?}");
+    let field = |id: &str, key: &str| -> serde_json::Value {
+        let record = results
+            .iter()
+            .find(|r| attribute(&r.attributes, "use_id") == Some(&Val::Str(id.into())))
+            .unwrap_or_else(|| panic!("no record of {id}: {results:?}"));
+        let Some(Val::Str(text)) = attribute(&record.attributes, key) else {
+            panic!("no {key} on {record:?}");
+        };
+        assert!(text.len() <= 4096, "{key} of {id}: {} bytes", text.len());
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("{key} of {id}: {e}: {text}"))
+    };
+    // Cut strings, the fields all there.
+    let input = field("toolu_big", "tool_input");
+    assert_eq!(input["pattern"], "x");
+    assert_eq!(input["-n"], true);
+    for n in 0..12 {
+        let value = input[format!("field{n}")].as_str().unwrap();
+        assert!(value.ends_with('…') && value.len() < 500, "{value}");
+    }
+    let parameters = field("toolu_bash", "tool_parameters");
+    assert_eq!(parameters["bash_command"], "true");
+    assert!(
+        parameters["full_command"]
+            .as_str()
+            .unwrap()
+            .starts_with("true ccc")
+    );
+    field("toolu_bash", "tool_input");
+    // Too many values to fit: a JSON string that says so.
+    let cut = field("toolu_many", "tool_input");
+    assert!(cut.as_str().is_some_and(|s| s.contains("cut")), "{cut}");
+}
+
 /// `tool_result` carries Claude Code's fields and the documented ones only: no `ending`
 /// (an internal enum's debug text), on the log record or the span event.
 #[test]

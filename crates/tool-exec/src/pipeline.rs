@@ -36,17 +36,21 @@ pub use tool_core::DEFAULT_MAX_RESULT_CHARS;
 pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
 
 /// The most bytes of `tool_parameters` and of `tool_input` a `tool_result` event carries when
-/// tool details are on (see [`Pipeline::with_tool_details`]); longer ones are cut, ending
-/// in `…`.
+/// tool details are on (see [`Pipeline::with_tool_details`]). Either stays valid JSON: the
+/// strings in a longer one are cut shorter until it fits, and one that still does not is a
+/// JSON string saying it was cut.
 pub const TOOL_DETAILS_MAX_BYTES: usize = 4096;
+
+/// The fewest characters the strings of `tool_parameters` and `tool_input` are cut to to fit
+/// [`TOOL_DETAILS_MAX_BYTES`].
+const TOOL_DETAILS_MIN_STRING_CHARS: usize = 16;
 
 /// The most characters of one string in `tool_input` (Claude Code's cut); a longer one is cut,
 /// ending in `…`.
 const TOOL_INPUT_STRING_MAX_CHARS: usize = 512;
 
-/// The most characters of one string in `tool_parameters` (a Bash command), so that a call's
-/// few parameters usually stay valid JSON within [`TOOL_DETAILS_MAX_BYTES`] (the byte cap
-/// cuts what does not).
+/// The most characters of one string in `tool_parameters` (a Bash command); cut shorter
+/// when the parameters would not fit [`TOOL_DETAILS_MAX_BYTES`].
 const TOOL_PARAMETER_STRING_MAX_CHARS: usize = 2048;
 
 /// The most bytes of a panic's text in a telemetry event (it is unbounded and may carry
@@ -1834,8 +1838,12 @@ impl ToolDetails {
     }
 }
 
-/// `value` as JSON, every string in it cut to `max_chars` characters and the whole to
-/// [`TOOL_DETAILS_MAX_BYTES`] bytes (cut ones end in `…`).
+/// `value` as JSON of at most [`TOOL_DETAILS_MAX_BYTES`] bytes, and valid JSON whatever its
+/// size: every string in it cut to `max_chars` characters (cut ones end in `…`), then, while
+/// the whole is too long, to half as many, down to [`TOOL_DETAILS_MIN_STRING_CHARS`]; a value
+/// that is still too long (many numbers, many keys) is a JSON string saying it was cut and
+/// how long it was. A consumer parses the field (Claude Code's is "JSON-serialized"), so it
+/// is never cut mid-way.
 fn capped_json(mut value: Value, max_chars: usize) -> String {
     fn cut_strings(value: &mut Value, max_chars: usize) {
         match value {
@@ -1850,8 +1858,23 @@ fn capped_json(mut value: Value, max_chars: usize) -> String {
             _ => {}
         }
     }
-    cut_strings(&mut value, max_chars);
-    bounded(&value.to_string(), TOOL_DETAILS_MAX_BYTES).into_owned()
+    let mut chars = max_chars;
+    loop {
+        cut_strings(&mut value, chars);
+        let json = value.to_string();
+        if json.len() <= TOOL_DETAILS_MAX_BYTES {
+            return json;
+        }
+        if chars <= TOOL_DETAILS_MIN_STRING_CHARS {
+            return Value::String(format!(
+                "(cut: {} bytes of JSON even with its strings cut to {chars} characters; \
+                 at most {TOOL_DETAILS_MAX_BYTES} are kept)",
+                json.len()
+            ))
+            .to_string();
+        }
+        chars = (chars / 2).max(TOOL_DETAILS_MIN_STRING_CHARS);
+    }
 }
 
 /// `text` cut to at most `max_bytes` bytes (on a character boundary), ending in `…` when cut.

@@ -18,16 +18,19 @@
 //!   fields as strings);
 //! - `OTEL_SDK_DISABLED=true` and `OTEL_{TRACES,METRICS,LOGS}_EXPORTER=none` turn export off.
 //!
-//! The SDK reads `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_SERVICE_NAME`,
-//! `OTEL_RESOURCE_ATTRIBUTES` and the batch settings. What this build cannot follow is said on
-//! stderr once, naming the variable and what is done instead, never silently replaced: a
-//! protocol other than `http/protobuf` (`grpc`, `http/json`), an exporter other than `otlp` and
-//! `none`, a header entry the SDK would drop (`KEY: VALUE` for `KEY=VALUE`, a bad name, a value
-//! with a line break; the key is named, a value never shown), a compression other than `gzip`
-//! and `none`, a timeout that is not a number of milliseconds, an endpoint that is not an
-//! `http`/`https` URL (that signal is not exported). An endpoint is shown with its user
-//! information, query and fragment redacted (`http://redacted@host/v1/traces?redacted`,
-//! [`tool_core::redact_url`]), wherever it is shown.
+//! The SDK reads `OTEL_EXPORTER_OTLP_HEADERS` and the batch settings. The resource is read
+//! here as the OpenTelemetry specification has it: `OTEL_RESOURCE_ATTRIBUTES` with its values
+//! %-decoded, `OTEL_SERVICE_NAME` over a `service.name` among them, `toolwright` when neither
+//! names the service. What this build cannot follow is said on stderr once, naming the
+//! variable and what is done instead, never silently replaced: a protocol other than
+//! `http/protobuf` (`grpc`, `http/json`), an exporter other than `otlp` and `none`, a header
+//! entry the SDK would drop (`KEY: VALUE` for `KEY=VALUE`, a bad name, a value with a line
+//! break; the key is named, a value never shown), a resource attribute entry without `=` or
+//! key (named by its place), a compression other than `gzip` and `none`, a timeout that is not
+//! a number of milliseconds, an endpoint that is not an `http`/`https` URL (that signal is not
+//! exported). An endpoint is shown with its user information, query and fragment redacted
+//! (`http://redacted@host/v1/traces?redacted`, [`tool_core::redact_url`]), wherever it is
+//! shown.
 //!
 //! Only Toolwright's own targets are exported (never the MCP library's events and spans), and
 //! of them only `INFO` and above: the spans and the decision/result events. `DEBUG` events (a
@@ -69,6 +72,9 @@ const HEADERS: &str = "OTEL_EXPORTER_OTLP_HEADERS";
 const COMPRESSION: &str = "OTEL_EXPORTER_OTLP_COMPRESSION";
 const TIMEOUT: &str = "OTEL_EXPORTER_OTLP_TIMEOUT";
 const PROTOCOL: &str = "OTEL_EXPORTER_OTLP_PROTOCOL";
+const RESOURCE_ATTRIBUTES: &str = "OTEL_RESOURCE_ATTRIBUTES";
+#[cfg(feature = "otlp")]
+const SERVICE_NAME: &str = "OTEL_SERVICE_NAME";
 
 /// The SDK's endpoint when no variable names one.
 const DEFAULT_ENDPOINT: &str = "http://localhost:4318";
@@ -212,6 +218,23 @@ impl ExportPlan {
         }
         for (said, whats) in bad_endpoints {
             plan.notice(format!("{said}; {} are not exported", list(&whats)));
+        }
+        if plan.any()
+            && let Some(value) = set(RESOURCE_ATTRIBUTES)
+        {
+            let (_, problems) = resource_attributes(&value);
+            if !problems.is_empty() {
+                plan.notice(format!(
+                    "{RESOURCE_ATTRIBUTES}: {}; {} left out (the form is KEY=VALUE, entries \
+                     separated by `,`, a `,` in a value written %2C)",
+                    problems.join("; "),
+                    if problems.len() == 1 {
+                        "that entry is"
+                    } else {
+                        "those entries are"
+                    }
+                ));
+            }
         }
         plan
     }
@@ -434,6 +457,30 @@ fn url_decode(value: &str) -> String {
         }
     }
     String::from_utf8(out).unwrap_or_else(|_| value.to_owned())
+}
+
+/// The attributes of an `OTEL_RESOURCE_ATTRIBUTES` value as the OpenTelemetry specification
+/// reads them (`KEY=VALUE` entries separated by `,`, trimmed, values %-decoded as Claude
+/// Code's docs have users write them: `org.name=John%27s%20Organization`; a value that does
+/// not decode is kept as written), and what is wrong with the entries left out, each named
+/// by its place (an entry without `=` may be a value's text).
+fn resource_attributes(value: &str) -> (Vec<(String, String)>, Vec<String>) {
+    let entries: Vec<&str> = value.split_terminator(',').map(str::trim).collect();
+    let (mut attributes, mut problems) = (Vec::new(), Vec::new());
+    for (n, entry) in entries.iter().enumerate() {
+        let place = format!("entry {} of {}", n + 1, entries.len());
+        if entry.is_empty() {
+            continue;
+        }
+        match entry.split_once('=') {
+            None => problems.push(format!("{place} has no `=`")),
+            Some((key, _)) if key.trim().is_empty() => problems.push(format!("{place} has no key")),
+            Some((key, value)) => {
+                attributes.push((key.trim().to_owned(), url_decode(value.trim())));
+            }
+        }
+    }
+    (attributes, problems)
 }
 
 /// What is wrong with the entries of an `OTEL_EXPORTER_OTLP_HEADERS` value the SDK would
@@ -1085,19 +1132,36 @@ mod otlp {
         }
     }
 
-    /// The resource: what the SDK reads from `OTEL_SERVICE_NAME` and
-    /// `OTEL_RESOURCE_ATTRIBUTES`, with `toolwright` as the service name when neither names
-    /// one.
+    /// The resource: the SDK's own attributes (`telemetry.sdk.*`), those of
+    /// `OTEL_RESOURCE_ATTRIBUTES` (values %-decoded, which the SDK does not do), and the
+    /// service name of `OTEL_SERVICE_NAME`, else of the attributes (the specification's
+    /// order, which the SDK's detectors reverse), else `toolwright`.
     fn resource() -> Resource {
-        let detected = Resource::builder().build();
-        let named = detected
-            .get(&opentelemetry::Key::from_static_str("service.name"))
-            .is_some_and(|name| !name.as_str().starts_with("unknown_service"));
-        if named {
-            detected
-        } else {
-            Resource::builder().with_service_name("toolwright").build()
-        }
+        let (attributes, _) = super::resource_attributes(
+            &std::env::var(super::RESOURCE_ATTRIBUTES).unwrap_or_default(),
+        );
+        let service = std::env::var(super::SERVICE_NAME)
+            .ok()
+            .filter(|name| !name.trim().is_empty())
+            .or_else(|| {
+                attributes
+                    .iter()
+                    .rev()
+                    .find(|(key, _)| key == "service.name")
+                    .map(|(_, name)| name.clone())
+            })
+            .unwrap_or_else(|| "toolwright".to_owned());
+        Resource::builder_empty()
+            .with_detector(Box::new(
+                opentelemetry_sdk::resource::TelemetryResourceDetector,
+            ))
+            .with_attributes(
+                attributes
+                    .into_iter()
+                    .map(|(key, value)| opentelemetry::KeyValue::new(key, value)),
+            )
+            .with_service_name(service)
+            .build()
     }
 
     /// The duration histogram's stream: seconds, second-scale buckets, its documented
@@ -1419,6 +1483,37 @@ mod tests {
             (PROTOCOL, "grpc"),
         ]);
         assert!(!off.any() && off.notices.is_empty());
+    }
+
+    #[test]
+    fn resource_attributes_are_read_as_the_specification_has_them() {
+        let (attributes, problems) =
+            resource_attributes(" a = x%20y ,, b=100%,c=%E2%9C%93,=orphan,lonely, d=e=f");
+        let got: Vec<(&str, &str)> = attributes
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        // A value that does not decode is kept as written; `=` in a value is its own.
+        assert_eq!(got, [("a", "x y"), ("b", "100%"), ("c", "✓"), ("d", "e=f")]);
+        assert_eq!(
+            problems,
+            ["entry 5 of 7 has no key", "entry 6 of 7 has no `=`"]
+        );
+        let said = plan(&[
+            ON,
+            (ENDPOINT, "http://collector:4318"),
+            (RESOURCE_ATTRIBUTES, "team=tools,secretword"),
+        ])
+        .notices;
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].contains("entry 2 of 2 has no `=`"), "{said:?}");
+        assert!(!said[0].contains("secretword"), "{said:?}");
+        // Nothing exported, nothing said.
+        assert!(
+            plan(&[(RESOURCE_ATTRIBUTES, "secretword")])
+                .notices
+                .is_empty()
+        );
     }
 
     #[test]

@@ -1096,6 +1096,77 @@ fn served_calls_are_root_spans_of_their_own() {
 
 // Review 37 (telemetry).
 
+/// The resource attributes of `Export*ServiceRequest` bodies (each body's first resource:
+/// Toolwright exports one).
+fn resource_attributes(bodies: &[Vec<u8>]) -> Vec<Vec<(String, Val)>> {
+    bodies
+        .iter()
+        .flat_map(|body| messages(body, 1))
+        .filter_map(|resource_signal| messages(resource_signal, 1).first().copied())
+        .map(|resource| attributes(resource, 1))
+        .collect()
+}
+
+/// `OTEL_RESOURCE_ATTRIBUTES` is read as the OpenTelemetry specification has it, on every
+/// signal: values are %-decoded (Claude Code's monitoring docs write
+/// `org.name=John%27s%20Organization`), `OTEL_SERVICE_NAME` wins over a `service.name` in
+/// it, and an entry without `=` is said once, by its place, never by its text.
+#[test]
+fn resource_attributes_are_decoded_and_the_service_name_wins() {
+    let (url, received) = collector();
+    let out = run_one_read_with(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+        ("OTEL_LOGS_EXPORTER", "otlp"),
+        ("OTEL_SERVICE_NAME", "my-agent"),
+        (
+            "OTEL_RESOURCE_ATTRIBUTES",
+            "org.name=John%27s%20Organization,privateword,service.name=from-attributes, \
+             department = eng%2Cops ",
+        ),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for path in ["/v1/traces", "/v1/metrics", "/v1/logs"] {
+        let resources = resource_attributes(&bodies(&received, path));
+        assert!(!resources.is_empty(), "nothing on {path}");
+        for attrs in &resources {
+            for (key, value) in [
+                ("org.name", "John's Organization"),
+                ("department", "eng,ops"),
+                ("service.name", "my-agent"),
+            ] {
+                assert_eq!(
+                    attribute(attrs, key),
+                    Some(&Val::Str(value.into())),
+                    "{key} on {path}: {attrs:?}"
+                );
+            }
+            assert!(
+                attrs.iter().all(|(k, _)| !k.contains("privateword")),
+                "{attrs:?}"
+            );
+        }
+    }
+    let said = "OTEL_RESOURCE_ATTRIBUTES: entry 2 of 4 has no `=`";
+    assert_eq!(stderr.matches(said).count(), 1, "{stderr}");
+    assert!(!stderr.contains("privateword"), "{stderr}");
+
+    // Without OTEL_SERVICE_NAME, the attributes' service name stands (decoded too).
+    let (url, received) = collector();
+    let out = run_one_read_with(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+        ("OTEL_RESOURCE_ATTRIBUTES", "service.name=my%20service"),
+    ]);
+    assert!(out.status.success());
+    for attrs in resource_attributes(&bodies(&received, "/v1/traces")) {
+        assert_eq!(
+            attribute(&attrs, "service.name"),
+            Some(&Val::Str("my service".into())),
+            "{attrs:?}"
+        );
+    }
+}
+
 /// The `tool_decision` and `tool_result` log records of a run with `vars` of the JSONL
 /// `turn` in a fresh directory, with `args`: (decision records, result records).
 fn logged(turn: &str, args: &[&str], vars: &[(&str, &str)]) -> (Vec<LogRecord>, Vec<LogRecord>) {

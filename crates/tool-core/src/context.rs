@@ -831,9 +831,14 @@ pub fn managed_settings_dir() -> std::path::PathBuf {
 
 /// The `*.json` drop-ins of `managed_dir/managed-settings.d`, in name order (they merge
 /// after `managed-settings.json`, the last one winning), and the errors met reading the
-/// directory. A missing directory has none and no error; one that cannot be read (or an
-/// entry that cannot) gives its error, which the caller must report: the administrator's
-/// policy would otherwise be dropped without a word.
+/// directory. As Claude Code's loader reads them, a drop-in is a file or a symbolic link
+/// whose name ends in `.json` and does not start with `.`: a hidden one (a policy an
+/// administrator parked as `.10-old.json`, an editor's lock link `.#10-policy.json`) and a
+/// directory named `x.json` are skipped without a word. A link is kept whatever it leads to
+/// (reading one that leads nowhere is the caller's error to report). A missing directory has
+/// none and no error; one that cannot be read (or an entry that cannot) gives its error,
+/// which the caller must report: the administrator's policy would otherwise be dropped
+/// without a word.
 pub fn managed_drop_ins(managed_dir: &Path) -> (Vec<PathBuf>, Vec<std::io::Error>) {
     let dir = managed_dir.join("managed-settings.d");
     let entries = match std::fs::read_dir(&dir) {
@@ -843,12 +848,26 @@ pub fn managed_drop_ins(managed_dir: &Path) -> (Vec<PathBuf>, Vec<std::io::Error
     };
     let (mut paths, mut errors) = (Vec::new(), Vec::new());
     for entry in entries {
-        match entry {
-            Ok(entry) => paths.push(entry.path()),
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
+        let path = entry.path();
+        let name = entry.file_name();
+        if name.as_encoded_bytes().starts_with(b".") || path.extension().is_none_or(|e| e != "json")
+        {
+            continue;
+        }
+        // The entry's own type: a link is not followed here.
+        match entry.file_type() {
+            Ok(kind) if kind.is_file() || kind.is_symlink() => paths.push(path),
+            Ok(_) => {}
             Err(e) => errors.push(e),
         }
     }
-    paths.retain(|p| p.extension().is_some_and(|e| e == "json"));
     paths.sort();
     (paths, errors)
 }

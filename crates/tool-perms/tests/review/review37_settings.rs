@@ -1,0 +1,105 @@
+//! Users' real settings files as the 37th black-box review found them, from real files in a
+//! temp dir: hidden managed drop-ins, Claude Code's top-level `disableAutoMode`, its
+//! `permissions.blockReadsOutsideWorkingDirectories`, `blockWritesOutsideWorkingDirectories`
+//! and `denyInsteadOfPrompting`, and a `deny` list written as a lone string.
+
+use crate::common::{Fixture, behavior, messages, probe, sources, write};
+use serde_json::{Value, json};
+use tool_core::{PermissionMode, PermissionResult, ToolUseContext};
+use tool_perms::settings::{LoadedPermissions, SettingsSources, load_permissions};
+
+/// The context a session of `loaded` decides in, in `mode`.
+fn session(fx: &Fixture, loaded: &LoadedPermissions, mode: PermissionMode) -> ToolUseContext {
+    let mut permission = loaded.context.clone();
+    permission.mode = mode;
+    permission.bypass_available = mode == PermissionMode::BypassPermissions;
+    ToolUseContext::new(&fx.proj)
+        .with_home(Some(fx.home.clone()))
+        .with_permission(permission)
+}
+
+/// What `loaded` decides for a call of the probe tool `tool` with `input`, in `mode`.
+async fn decide(
+    fx: &Fixture,
+    loaded: &LoadedPermissions,
+    tool: &str,
+    input: Value,
+    mode: PermissionMode,
+) -> PermissionResult {
+    let ctx = session(fx, loaded, mode);
+    loaded.engine().decide(&probe(fx, tool), &input, &ctx).await
+}
+
+/// Found by review: a managed drop-in an administrator had switched off by renaming it to a
+/// dotfile (`.10-old-policy.json`) still applied its allow rules, an editor's lock link
+/// (`.#20-policy.json`, a link to nothing) was an error, and so was a directory named
+/// `old.json`. As Claude Code's loader: only files and links to them whose names end in
+/// `.json` and do not start with `.` are read; a link to a file is read as before, and a
+/// link to nothing whose name is not hidden is still an error.
+#[tokio::test]
+async fn hidden_and_directory_drop_ins_are_skipped() {
+    let fx = Fixture::new();
+    let managed = fx.home.join("managed");
+    let drop_ins = managed.join("managed-settings.d");
+    write(
+        &drop_ins.join(".10-old-policy.json"),
+        json!({"permissions": {"allow": ["Bash(rm:*)"]}}).to_string(),
+    );
+    std::os::unix::fs::symlink(
+        "root@host.1234:1700000000",
+        drop_ins.join(".#20-policy.json"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(drop_ins.join("old.json")).unwrap();
+    // A link to a policy file kept elsewhere is read.
+    write(
+        &fx.out.join("policy.json"),
+        json!({"permissions": {"deny": ["Bash(curl:*)"]}}).to_string(),
+    );
+    std::os::unix::fs::symlink(fx.out.join("policy.json"), drop_ins.join("30-linked.json"))
+        .unwrap();
+    let (paths, errors) = tool_core::managed_drop_ins(&managed);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(paths, vec![drop_ins.join("30-linked.json")]);
+
+    let loaded = load_permissions(&SettingsSources {
+        managed_dir: Some(managed.clone()),
+        ..sources(&fx, fx.proj.clone(), true)
+    });
+    assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
+    let rules: Vec<&str> = loaded
+        .context
+        .allow
+        .iter()
+        .chain(&loaded.context.deny)
+        .map(|r| r.rule.as_str())
+        .collect();
+    assert_eq!(rules, vec!["Bash(curl:*)"]);
+    assert_eq!(
+        behavior(
+            &decide(
+                &fx,
+                &loaded,
+                "Bash",
+                json!({"command": "rm -f nothing"}),
+                PermissionMode::Default
+            )
+            .await
+        ),
+        "ask"
+    );
+
+    // A link to nothing whose name is not hidden keeps its error: the policy meant is lost.
+    std::os::unix::fs::symlink(fx.out.join("gone.json"), drop_ins.join("40-gone.json")).unwrap();
+    let loaded = load_permissions(&SettingsSources {
+        managed_dir: Some(managed),
+        ..sources(&fx, fx.proj.clone(), true)
+    });
+    let said = messages(&loaded);
+    assert!(
+        said.len() == 1
+            && said[0].contains("40-gone.json")
+            && said[0].contains("error: cannot read the settings file"),
+        "{said:?}"
+    );
+}

@@ -1184,6 +1184,44 @@ mod otlp {
             .ok()
     }
 
+    /// The proxies of the environment Toolwright was started with, read as reqwest reads
+    /// them (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY`, each also in lower
+    /// case; none under CGI, where `HTTP_PROXY` would be a request's header), not as the
+    /// settings' `env` left them: a trusted project's settings do not choose where telemetry
+    /// goes (docs/cli.md), and a proxy sees each request, the user's OTLP headers with it.
+    /// The project's proxy still applies to its tools, which inherit the environment.
+    fn proxies() -> Vec<reqwest::Proxy> {
+        let before = |names: [&str; 2]| {
+            names.into_iter().find_map(|name| {
+                crate::session::var_before_settings(name)
+                    .and_then(|v| v.into_string().ok())
+                    .filter(|v| !v.trim().is_empty())
+            })
+        };
+        if crate::session::var_before_settings("REQUEST_METHOD").is_some() {
+            return Vec::new();
+        }
+        let no_proxy =
+            before(["NO_PROXY", "no_proxy"]).and_then(|list| reqwest::NoProxy::from_string(&list));
+        let of = |names: [&str; 2], proxy: fn(&str) -> reqwest::Result<reqwest::Proxy>| {
+            // One that is no URL is passed over, as reqwest does.
+            let url = before(names)?;
+            Some(proxy(url.trim()).ok()?.no_proxy(no_proxy.clone()))
+        };
+        [
+            of(["HTTP_PROXY", "http_proxy"], |url| {
+                reqwest::Proxy::http(url)
+            }),
+            of(["HTTPS_PROXY", "https_proxy"], |url| {
+                reqwest::Proxy::https(url)
+            }),
+            of(["ALL_PROXY", "all_proxy"], |url| reqwest::Proxy::all(url)),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
     /// Applies what every exporter builder takes from the plan of its signal.
     macro_rules! configured {
         ($builder:expr, $plan:expr, $client:expr) => {{
@@ -1217,7 +1255,11 @@ mod otlp {
                 first_error: Mutex::default(),
             });
             channels.push(Arc::clone(&channel));
-            let inner = reqwest::blocking::Client::builder()
+            let mut builder = reqwest::blocking::Client::builder().no_proxy();
+            for proxy in proxies() {
+                builder = builder.proxy(proxy);
+            }
+            let inner = builder
                 .build()
                 .map_err(|e| format!("cannot make the OTLP HTTP client: {e}"))?;
             Ok((

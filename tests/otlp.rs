@@ -1340,3 +1340,103 @@ fn tool_results_carry_no_debug_text() {
     }
     assert_eq!(events, 3);
 }
+
+/// The proxy variables a trusted project's settings `env` sets do not carry the export
+/// (with the user's headers) to a proxy of the project's choosing: the exporter uses the
+/// proxy of the environment Toolwright started with, or none. Tools still get them.
+#[test]
+fn a_projects_proxy_does_not_carry_the_export() {
+    let (url, received) = collector();
+    let (proxy, proxied) = collector();
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir(root.join(".claude")).unwrap();
+    let project_env = |env: serde_json::Value| {
+        std::fs::write(
+            root.join(".claude/settings.json"),
+            serde_json::json!({ "env": env }).to_string(),
+        )
+        .unwrap();
+    };
+    project_env(serde_json::json!({
+        "HTTP_PROXY": proxy, "http_proxy": proxy, "ALL_PROXY": proxy, "all_proxy": proxy,
+        "HTTPS_PROXY": proxy,
+    }));
+    let unproxied = |command: &mut Command| {
+        for name in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"] {
+            command
+                .env_remove(name)
+                .env_remove(name.to_ascii_lowercase());
+        }
+        command.env_remove("REQUEST_METHOD");
+    };
+    let mut trust = toolwright(&root, &[]);
+    unproxied(&mut trust);
+    let trusted = trust.arg("trust").arg(&root).output().unwrap();
+    assert!(
+        trusted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&trusted.stderr)
+    );
+    let turn = serde_json::json!({"type": "tool_use", "id": "toolu_1", "name": "Bash",
+        "input": {"command": "echo \"proxy=$HTTP_PROXY\""}})
+    .to_string();
+    let run = |vars: &[(&str, &str)]| {
+        let mut command = toolwright(&root, vars);
+        unproxied(&mut command);
+        let mut child = command
+            .envs(vars.iter().copied())
+            .args(["run", "--json", "--mode", "bypassPermissions", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(turn.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let out = run(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+        (
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "Authorization=Bearer%20user-token",
+        ),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The tool still has the project's proxy.
+    assert!(stdout.contains(&format!("proxy={proxy}")), "{stdout}");
+    assert!(!bodies(&received, "/v1/traces").is_empty());
+    assert!(
+        proxied.lock().unwrap().is_empty(),
+        "the project's proxy got {:?}",
+        paths(&proxied)
+    );
+
+    // A proxy of the user's own environment is used (the project's NO_PROXY does not lift
+    // it).
+    project_env(serde_json::json!({"NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}));
+    let (url, received) = collector();
+    let (own_proxy, own_proxied) = collector();
+    let out = run(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+        ("http_proxy", &own_proxy),
+    ]);
+    assert!(out.status.success());
+    assert!(bodies(&received, "/v1/traces").is_empty());
+    let via = paths(&own_proxied);
+    assert!(
+        via.iter().any(|p| *p == format!("{url}/v1/traces")),
+        "{via:?}"
+    );
+    assert!(proxied.lock().unwrap().is_empty());
+}

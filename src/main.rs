@@ -136,8 +136,16 @@ fn why_not_in_session(name: &str, options: &session::SessionOptions) -> Option<(
         .iter()
         .find(|e| e.name == name)?;
     let why = if !entry.gate.is_open_in(&|var| std::env::var(var).ok()) {
+        // Claude Code's name for the tasks switch counts too: say so, it may be the one set.
+        let alias = matches!(
+            entry.gate,
+            tool_registry::Gate::Env(tool_registry::TASKS_ENV)
+                | tool_registry::Gate::NotEnv(tool_registry::TASKS_ENV)
+        )
+        .then_some(" (Claude Code's `CLAUDE_CODE_ENABLE_TASKS` counts when it is unset)")
+        .unwrap_or_default();
         format!(
-            "its environment gate `{}` is shut (the settings' `env` applied)",
+            "its environment gate `{}` is shut{alias} (the settings' `env` applied)",
             entry.gate.describe()
         )
     } else if !tool_registry::ToolFilter::from_env().admits(&name) {
@@ -145,8 +153,8 @@ fn why_not_in_session(name: &str, options: &session::SessionOptions) -> Option<(
     } else if let Some(why) = session::not_offered_because(&name, options) {
         format!("it is not offered: {why}")
     } else if name == "ToolSearch" {
-        "tool search is off (`ENABLE_TOOL_SEARCH`, `auto` below its threshold, or a proxy's \
-         `ANTHROPIC_BASE_URL`)"
+        "tool search is off (`ENABLE_TOOL_SEARCH` off, `CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS` \
+         set, or a proxy's `ANTHROPIC_BASE_URL` with `ENABLE_TOOL_SEARCH` unset)"
             .to_owned()
     } else {
         "it is not enabled here".to_owned()
@@ -249,11 +257,14 @@ fn run(cli: Cli, trusted: Option<bool>) -> ExitCode {
             // The tools a session here would have: the settings' `env` is in this process's
             // environment already (`apply_settings_env`), so the gates answer as in it. A
             // tool-wide deny rule leaves its tool in: the deny is the answer to report.
+            // ToolSearch is left out only when tool search is off outright: in `auto` mode
+            // it depends on the MCP servers' tools, which the check does not start.
             let options = args.session_options();
-            let tools = toolwright::agent::tool_search::offered_in_env(tool_registry::tools(
-                tool_registry::ToolFilter::from_env(),
-                |t| session::not_offered_because(t.name(), &options).is_some(),
-            ));
+            let search_off = toolwright::agent::tool_search::off_in_env();
+            let tools = tool_registry::tools(tool_registry::ToolFilter::from_env(), |t| {
+                session::not_offered_because(t.name(), &options).is_some()
+                    || (search_off && t.name() == "ToolSearch")
+            });
             match known_call(&args, &tools, &options) {
                 Ok(()) => cli::permissions::run(&args, &tools),
                 Err(e) => {

@@ -90,7 +90,7 @@ pub struct CheckReport {
 }
 
 /// Runs the command: prints the report; returns 0 for any decision, 2 for bad input.
-/// `builtins` are this build's built-in tools (see [`check`]).
+/// `builtins` are the built-in tools a session here has (see [`check`]).
 pub fn run(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> ExitCode {
     match check(args, builtins) {
         Ok(report) => {

@@ -850,15 +850,19 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                 .as_deref()
                 .map_or_else(String::new, |r| format!(": {r}"));
             let others = result.calls.len() - 1;
+            // A call that never ran: refused (a rule, a hook, the user), invalid, or
+            // cancelled before it started.
             let not_run = result
                 .calls
                 .iter()
-                .filter(|c| !std::ptr::eq(*c, call) && never_started(c))
+                .filter(|c| !std::ptr::eq(*c, call) && c.outcome.call_duration.is_none())
                 .count();
             let rest = match (others, not_run) {
                 (0, _) => String::new(),
                 (_, 0) => "; the response's other calls still ran".to_owned(),
-                (n, k) => format!("; {k} of the response's {n} other calls did not run"),
+                (n, k) => format!(
+                    "; {k} of the response's {n} other calls did not run (refused or cancelled)"
+                ),
             };
             eoutln!(
                 "toolwright run: a hook stopped the turn after {} [{}]{} (an agent would \

@@ -344,6 +344,7 @@ mod tests {
                 let lines: Vec<&str> = text.lines().map(str::trim).collect();
                 for (i, pair) in lines.windows(2).enumerate() {
                     let gated = pair[0].starts_with("#[cfg")
+                        && !pair[0].contains("not(")
                         && features
                             .iter()
                             .any(|f| pair[0].contains(&format!("feature = \"{f}\"")));

@@ -179,19 +179,15 @@ pub fn check(root: &Path) -> super::Result {
         }
         // The build's own list: no user's or project's settings (a deny rule would hide a
         // tool), no switch of the caller's (`CLAUDE_CODE_SIMPLE` leaves three tools).
-        let clean =
-            std::env::temp_dir().join(format!("toolwright-profiles-{}", std::process::id()));
-        std::fs::create_dir_all(clean.join("config"))?;
+        let clean = tempfile::tempdir()?;
         let listing = Command::new(&binary)
             .args(["tools", "--json"])
-            .current_dir(&clean)
-            .env("CLAUDE_CONFIG_DIR", clean.join("config"))
+            .current_dir(clean.path())
+            .env("CLAUDE_CONFIG_DIR", clean.path())
             .env_remove("CLAUDE_CODE_SIMPLE")
             .env_remove("TOOLWRIGHT_ENABLE_TASKS")
             .env_remove("CLAUDE_CODE_ENABLE_TASKS")
-            .output();
-        let _ = std::fs::remove_dir_all(&clean);
-        let listing = listing?;
+            .output()?;
         if !listing.status.success() {
             failures.push(format!(
                 "`toolwright tools --json` failed in the {profile} profile"

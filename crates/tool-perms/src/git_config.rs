@@ -1632,11 +1632,12 @@ fn located(value: &[u8], base: &Path, home: Option<&Path>) -> Result<PathBuf, St
 }
 
 /// Whether `path` passes through a name that means the process reading it
-/// (`/proc/self`, `/proc/thread-self`, `/dev/fd`, `/dev/stdin`, …, as written or behind a
-/// link, [`crate::path::through_proc`]): git reading it and this check reading it would
-/// find different files.
+/// (`/proc/self`, `/proc/thread-self`, `/dev/fd`, `/dev/stdin`, …): git reading it and this
+/// check reading it would find different files. Written out, or behind a link: a magic link
+/// of a process ([`crate::path::through_proc`]), or any file of `/proc` the links lead to
+/// (`lnk/environ` with `lnk -> /proc/self`).
 fn names_the_reader(path: &Path) -> bool {
-    if crate::path::through_proc(path) {
+    if crate::path::through_proc(path) || crate::path::resolve_symlinks(path).starts_with("/proc") {
         return true;
     }
     // Written out, any file there (`/proc/self/environ`), not only the magic links.

@@ -1316,7 +1316,11 @@ fn is_broken_notification(line: &[u8]) -> bool {
             {
                 names.push(&line[start..at]);
             }
-            _ => {}
+            JsonByte::StringEnd
+            | JsonByte::InString
+            | JsonByte::Open
+            | JsonByte::Close
+            | JsonByte::Other => {}
         }
     }
     names.contains(&&b"method"[..])
@@ -1520,7 +1524,12 @@ impl LineMender {
                     self.skipping = None;
                     from = Some(at);
                 }
-                _ => {}
+                JsonByte::Open
+                | JsonByte::Close
+                | JsonByte::StringStart
+                | JsonByte::StringEnd
+                | JsonByte::InString
+                | JsonByte::Other => {}
             }
         }
         if let Some(start) = from {

@@ -1051,8 +1051,9 @@ fn rule_list(perms: &Value, key: &str) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-/// The keys of a settings file's `permissions` object (Claude Code's; `disableAutoMode` is
-/// read by nothing here, there being no auto mode).
+/// The keys of a settings file's `permissions` object (Claude Code's; `disableAutoMode`,
+/// which Claude Code also reads at the top level, is read by nothing here, there being no
+/// auto mode).
 const PERMISSIONS_KEYS: &[&str] = &[
     "allow",
     "deny",
@@ -1251,6 +1252,11 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
         // word.
         if let Some(top) = f.value.as_object() {
             for key in top.keys() {
+                // Claude Code's `Settings` has `disableAutoMode` at the top level as well as
+                // under `permissions` (its documentation puts it there): in its place at both.
+                if key == "disableAutoMode" {
+                    continue;
+                }
                 if PERMISSIONS_KEYS.contains(&key.as_str()) {
                     diagnostics.push(diag(
                         unknown,

@@ -8,6 +8,20 @@ use serde_json::{Value, json};
 use tool_core::{PermissionMode, PermissionResult, ToolUseContext};
 use tool_perms::settings::{LoadedPermissions, SettingsSources, load_permissions};
 
+/// The settings loaded with `settings` as the user's `settings.json` (`<home>/config`).
+fn user_file(fx: &Fixture, settings: &Value) -> LoadedPermissions {
+    write(&fx.home.join("config/settings.json"), settings.to_string());
+    load_permissions(&sources(fx, fx.proj.clone(), true))
+}
+
+/// The errors that stop a command given `value` as an inline `--settings` value.
+fn inline_errors(value: &Value) -> Vec<String> {
+    let fx = Fixture::new();
+    let mut s = sources(&fx, fx.proj.clone(), true);
+    s.flag_settings = vec![value.to_string()];
+    load_permissions(&s).command_line_errors()
+}
+
 /// The context a session of `loaded` decides in, in `mode`.
 fn session(fx: &Fixture, loaded: &LoadedPermissions, mode: PermissionMode) -> ToolUseContext {
     let mut permission = loaded.context.clone();
@@ -101,5 +115,26 @@ async fn hidden_and_directory_drop_ins_are_skipped() {
             && said[0].contains("40-gone.json")
             && said[0].contains("error: cannot read the settings file"),
         "{said:?}"
+    );
+}
+
+/// Found by review: Claude Code's top-level `disableAutoMode` (its `Settings` has it there as
+/// well as under `permissions`) was said to belong under `permissions`, and as an inline
+/// `--settings` value stopped the command. It is accepted at either level without a word,
+/// as `permissions.disableAutoMode` is.
+#[test]
+fn disable_auto_mode_is_accepted_at_the_top_level() {
+    let fx = Fixture::new();
+    let loaded = user_file(&fx, &json!({"disableAutoMode": "disable"}));
+    assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
+    let errors = inline_errors(&json!({"disableAutoMode": "disable"}));
+    assert!(errors.is_empty(), "{errors:?}");
+    let errors = inline_errors(&json!({"permissions": {"disableAutoMode": "disable"}}));
+    assert!(errors.is_empty(), "{errors:?}");
+    // The other keys of `permissions` written beside it are still said to be misplaced.
+    let errors = inline_errors(&json!({"deny": ["Bash"]}));
+    assert!(
+        errors.len() == 1 && errors[0].contains("belongs under `permissions`"),
+        "{errors:?}"
     );
 }

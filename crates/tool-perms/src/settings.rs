@@ -870,14 +870,15 @@ impl LoadedPermissions {
 
 /// A problem's words without the consequence a loader that goes on gives it at its end (`…;
 /// file ignored`, `…; ignored`, `…; group skipped`, `…; the section is left out`, a
-/// `disableBypassPermissionsMode` of the wrong type `…; read as "disable" …`), for where the
+/// `disableBypassPermissionsMode` of the wrong type `…; read as "disable" …`, a `deny` or
+/// `ask` written as one string `…; read as a list of its one rule …`), for where the
 /// problem stops the command instead; a value named as ignored (`…; \`3\` ignored`) is kept
 /// (`…, not \`3\``). Other words are returned as they are.
 pub fn without_consequence(message: &str) -> String {
     let Some((said, tail)) = message.rsplit_once("; ") else {
         return message.to_owned();
     };
-    if tail == BYPASS_WRONG_TYPE {
+    if tail == BYPASS_WRONG_TYPE || tail == LONE_RULE {
         return said.to_owned();
     }
     if let Some(value) = tail
@@ -1156,8 +1157,14 @@ const BYPASS_OFF: &str = "`disableBypassPermissionsMode: \"disable\"` here turns
 /// error, which [`without_consequence`] leaves out where the value stops the command.
 const BYPASS_WRONG_TYPE: &str = "read as \"disable\" (a restriction of the wrong type never fails open): bypassPermissions is off";
 
+/// What becomes of a `deny` or `ask` list written as one string: the end of its error, which
+/// [`without_consequence`] leaves out where the value stops the command.
+const LONE_RULE: &str =
+    "read as a list of its one rule (a restriction of the wrong type never fails open)";
+
 /// Loads the `permissions` sections: rule lists concatenated across levels (each rule keeps
-/// its source), `defaultMode` by precedence, `disableBypassPermissionsMode` from any level
+/// its source; a `deny` or `ask` written as one string, an error, is read as a list of that
+/// rule), `defaultMode` by precedence, `disableBypassPermissionsMode` from any level
 /// (a value other than `"disable"` is an error and read as `"disable"`: a restriction of the
 /// wrong type never fails open),
 /// `additionalDirectories` concatenated. `allowManagedPermissionRulesOnly` in managed
@@ -1345,7 +1352,15 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
             ("deny", RuleBehavior::Deny),
             ("ask", RuleBehavior::Ask),
         ] {
-            for v in rule_list(perms, key) {
+            // A deny or ask list written as one string is that one rule: a restriction of
+            // the wrong type never fails open (an allow list so written grants nothing).
+            let lone =
+                behavior != RuleBehavior::Allow && perms.get(key).is_some_and(Value::is_string);
+            let rules = match perms.get(key) {
+                Some(one) if lone => vec![one.clone()],
+                _ => rule_list(perms, key),
+            };
+            for v in rules {
                 let Some(rule) = v.as_str() else {
                     diagnostics.push(diag(
                         Severity::Error,
@@ -1403,9 +1418,10 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
                 }
             }
             if perms.get(key).is_some_and(|v| !v.is_array()) {
+                let what = if lone { LONE_RULE } else { "ignored" };
                 diagnostics.push(diag(
                     Severity::Error,
-                    format!("`permissions.{key}` must be an array; ignored"),
+                    format!("`permissions.{key}` must be an array; {what}"),
                 ));
             }
         }

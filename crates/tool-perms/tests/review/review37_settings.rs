@@ -3,10 +3,12 @@
 //! `permissions.blockReadsOutsideWorkingDirectories`, `blockWritesOutsideWorkingDirectories`
 //! and `denyInsteadOfPrompting`, and a `deny` list written as a lone string.
 
+use std::path::Path;
+
 use crate::common::{Fixture, behavior, messages, probe, sources, write};
 use serde_json::{Value, json};
 use tool_core::{PermissionMode, PermissionResult, ToolUseContext};
-use tool_perms::settings::{LoadedPermissions, SettingsSources, load_permissions};
+use tool_perms::settings::{LoadedPermissions, SettingsSources, Severity, load_permissions};
 
 /// The settings loaded with `settings` as the user's `settings.json` (`<home>/config`).
 fn user_file(fx: &Fixture, settings: &Value) -> LoadedPermissions {
@@ -42,6 +44,17 @@ async fn decide(
 ) -> PermissionResult {
     let ctx = session(fx, loaded, mode);
     loaded.engine().decide(&probe(fx, tool), &input, &ctx).await
+}
+
+/// The input of `tool` on `path` (a file tool's path field, Glob's and Grep's `path`).
+fn on(tool: &str, path: &Path) -> Value {
+    let path = path.display().to_string();
+    match tool {
+        "Glob" | "Grep" => json!({"path": path, "pattern": "x"}),
+        "NotebookEdit" => json!({"notebook_path": path, "new_source": "x"}),
+        "Bash" => json!({"command": path}),
+        _ => json!({"file_path": path, "content": "x"}),
+    }
 }
 
 /// Found by review: a managed drop-in an administrator had switched off by renaming it to a
@@ -136,5 +149,57 @@ fn disable_auto_mode_is_accepted_at_the_top_level() {
     assert!(
         errors.len() == 1 && errors[0].contains("belongs under `permissions`"),
         "{errors:?}"
+    );
+}
+
+/// Found by review: `"deny": "Read(.env)"` (a string, not a list) was dropped with an error,
+/// so the read it was meant to stop went through. A deny or ask list written as one string
+/// is read as a list of that rule (an error still says the type is wrong): a restriction of
+/// the wrong type never fails open. An allow list so written still grants nothing.
+#[tokio::test]
+async fn a_lone_deny_or_ask_string_is_one_rule() {
+    let fx = Fixture::new();
+    let loaded = user_file(
+        &fx,
+        &json!({"permissions": {"deny": "Read(.env)", "ask": "Bash(rm:*)", "allow": "Write"}}),
+    );
+    let said = messages(&loaded);
+    for key in ["deny", "ask"] {
+        assert!(
+            said.iter().any(|m| m.contains("error")
+                && m.contains(&format!("`permissions.{key}` must be an array"))
+                && m.contains("read as a list of its one rule")),
+            "{key}: {said:?}"
+        );
+    }
+    assert!(
+        said.iter()
+            .any(|m| m.contains("`permissions.allow` must be an array; ignored")),
+        "{said:?}"
+    );
+    for mode in [PermissionMode::Default, PermissionMode::BypassPermissions] {
+        let env = fx.proj.join(".env");
+        let got = decide(&fx, &loaded, "Read", on("Read", &env), mode).await;
+        assert_eq!(behavior(&got), "deny", "{mode:?}: {got:?}");
+        let rm = json!({"command": "rm -f nothing"});
+        let got = decide(&fx, &loaded, "Bash", rm, mode).await;
+        assert_eq!(behavior(&got), "ask", "{mode:?}: {got:?}");
+    }
+    let main = fx.proj.join("src/main.rs");
+    let got = decide(
+        &fx,
+        &loaded,
+        "Write",
+        on("Write", &main),
+        PermissionMode::Default,
+    )
+    .await;
+    assert_eq!(behavior(&got), "ask", "{got:?}");
+    assert!(
+        loaded
+            .diagnostics
+            .iter()
+            .filter(|d| d.message.contains("must be an array"))
+            .all(|d| d.severity == Severity::Error)
     );
 }

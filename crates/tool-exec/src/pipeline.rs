@@ -1138,7 +1138,7 @@ impl Pipeline {
                     )));
                 }
                 messages.extend(
-                    hook_update_notes(&updated_permissions)
+                    hook_update_notes(&updated_permissions, ctx.permission().managed_rules_only)
                         .into_iter()
                         .map(Message::System),
                 );
@@ -1911,8 +1911,13 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 /// What the user is told about a PermissionRequest hook's `updatedPermissions` beyond
 /// applying its rule changes: rule changes it asked to save to a settings file hold for the
 /// session only (Toolwright writes no settings file for a hook), and mode and directory
-/// changes are not applied (docs/hooks.md). Empty when there is nothing to say.
-fn hook_update_notes(updates: &[tool_core::PermissionUpdate]) -> Vec<String> {
+/// changes are not applied (docs/hooks.md). Empty when there is nothing to say. With
+/// `managed_rules_only` no rule change is applied at all (each is reported as not added),
+/// so none is said to hold for the session.
+fn hook_update_notes(
+    updates: &[tool_core::PermissionUpdate],
+    managed_rules_only: bool,
+) -> Vec<String> {
     use tool_core::{PermissionUpdate, UpdateDestination};
     // The destination's name as Claude Code spells it (`localSettings`).
     let name = |d: &UpdateDestination| {
@@ -1933,10 +1938,12 @@ fn hook_update_notes(updates: &[tool_core::PermissionUpdate]) -> Vec<String> {
             PermissionUpdate::AddRules { destination, .. }
             | PermissionUpdate::ReplaceRules { destination, .. }
             | PermissionUpdate::RemoveRules { destination, .. } => {
-                if !matches!(
-                    destination,
-                    UpdateDestination::Session | UpdateDestination::CliArg
-                ) {
+                if !managed_rules_only
+                    && !matches!(
+                        destination,
+                        UpdateDestination::Session | UpdateDestination::CliArg
+                    )
+                {
                     note(&mut files, name(destination));
                 }
             }
@@ -1973,7 +1980,28 @@ fn hook_update_notes(updates: &[tool_core::PermissionUpdate]) -> Vec<String> {
 mod tests {
     use serde_json::json;
 
-    use super::model_fields_restored;
+    use super::{hook_update_notes, model_fields_restored};
+
+    /// What the user is told of a hook's `updatedPermissions`: a rule change meant for a
+    /// settings file holds for the session, unless only managed settings may give rules (then
+    /// it is not added at all, and said so elsewhere: "hold for this session" would be
+    /// false); a mode change is never applied.
+    #[test]
+    fn a_hooks_updates_are_described_as_what_became_of_them() {
+        let updates: Vec<tool_core::PermissionUpdate> = serde_json::from_value(json!([
+            {"type": "addRules", "behavior": "allow", "destination": "localSettings",
+             "rules": [{"toolName": "Bash", "ruleContent": "ls:*"}]},
+            {"type": "setMode", "mode": "acceptEdits", "destination": "session"},
+        ]))
+        .unwrap();
+        let notes = hook_update_notes(&updates, false);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[0].contains("save to localSettings hold for this session only"));
+        assert!(notes[1].contains("its setMode (acceptEdits) were not applied"));
+        let notes = hook_update_notes(&updates, true);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("setMode"), "{notes:?}");
+    }
 
     #[test]
     fn the_call_gets_the_models_fields_unless_a_hook_changed_them() {

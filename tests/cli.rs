@@ -2564,6 +2564,15 @@ fn permissions_check_refuses_calls_no_session_would_make() {
             "{tool}: {err}"
         );
     }
+    // In `auto` mode tool search depends on the MCP servers' tools, which the check does not
+    // start: ToolSearch is decided, not refused (found by code review 37).
+    let out = toolwright_with_env(
+        &["permissions", "check", "ToolSearch", r#"{"query": "x"}"#],
+        dir.path(),
+        None,
+        &[("ENABLE_TOOL_SEARCH", Path::new("auto"))],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     // The settings' `env` opens the gate as it would in a session.
     let out = toolwright(
         &[

@@ -113,6 +113,18 @@ pub struct ToolPermissionContext {
     /// no rule is added during the session either (a user's "always" allows once, a hook's
     /// `updatedPermissions` adds nothing).
     pub managed_rules_only: bool,
+    /// The settings' `permissions.blockReadsOutsideWorkingDirectories`: the file tools that
+    /// read (Read, Grep, Glob) are denied a path outside the working directories in every
+    /// mode, and a shell command that reads one is asked about in every mode.
+    pub block_reads_outside_working_dirs: bool,
+    /// The settings' `permissions.blockWritesOutsideWorkingDirectories`: the file tools that
+    /// write (Write, Edit, NotebookEdit) are denied a path outside the working directories
+    /// in every mode (shell commands are not limited by it).
+    pub block_writes_outside_working_dirs: bool,
+    /// The settings' `permissions.denyInsteadOfPrompting`: a call that would ask is denied
+    /// instead, even where the host turns [`avoid_prompts`](Self::avoid_prompts) off to ask
+    /// a person (a terminal, an MCP client).
+    pub deny_instead_of_prompting: bool,
 }
 
 impl ToolPermissionContext {

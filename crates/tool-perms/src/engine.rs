@@ -1225,6 +1225,17 @@ impl PermissionEngine {
             PermissionResult::Ask { .. } if perm.avoid_prompts && refuse_unpromptable => {
                 e.result = Self::refuse_prompt(tool, ctx, &e.result);
             }
+            // The settings' `denyInsteadOfPrompting` where a host turned prompts back on to
+            // ask a person (`agent` on a terminal, `serve`): refused here, before any
+            // PermissionRequest hook, as nothing after would refuse it. A tool that exists to
+            // ask the user (AskUserQuestion, ExitPlanMode) asks no permission.
+            PermissionResult::Ask { .. }
+                if perm.deny_instead_of_prompting
+                    && !perm.avoid_prompts
+                    && !tool.requires_user_interaction() =>
+            {
+                e.result = Self::refuse_prompt(tool, ctx, &e.result);
+            }
             PermissionResult::Deny { .. } => {
                 ctx.update_denials(|d| d.record_denial());
             }
@@ -1282,6 +1293,17 @@ impl PermissionEngine {
         } else {
             ""
         };
+        if ctx.permission().deny_instead_of_prompting {
+            return PermissionResult::Deny {
+                message: format!(
+                    "Permission to use {} has been denied.{why} The settings deny instead of prompting (`permissions.denyInsteadOfPrompting`), so nobody was asked; do not retry this action{hint}.",
+                    tool.name()
+                ),
+                reason: DecisionReason::Other {
+                    reason: "the settings deny instead of prompting".into(),
+                },
+            };
+        }
         PermissionResult::Deny {
             message: format!(
                 "Permission to use {} has been denied.{why} Prompts are not available in this session, so nobody could approve it; do not retry this action{hint}.",
@@ -1772,15 +1794,70 @@ impl PermissionEngine {
             PermissionSubject::Command(cmd) => self.check_command(set, tool, names, &cmd, ctx),
             PermissionSubject::Path { path, access } => {
                 let path = normalize_lexically(&path);
-                match access {
+                let f = match access {
                     FileAccess::Read => self.check_path(set, &path, FileAccess::Read, ctx),
                     FileAccess::Write => self.check_path(set, &path, FileAccess::Write, ctx),
+                };
+                match f.kind {
+                    Kind::Deny => f,
+                    _ => self.blocked_outside(&path, access, ctx).unwrap_or(f),
                 }
             }
             PermissionSubject::Url(url) => self.check_url(set, tool, names, &url),
             PermissionSubject::Name(n) => self.check_name(set, tool, names, &n),
             _ => return None,
         })
+    }
+
+    /// The denial of a file tool's `access` to `path` outside the working directories that
+    /// the settings block (`blockReadsOutsideWorkingDirectories`,
+    /// `blockWritesOutsideWorkingDirectories`): in every mode, whatever allow rule matches,
+    /// telling the model to have the user add the directory. A deny rule's denial is said
+    /// before it; what the session keeps for itself stays reachable (its saved tool results,
+    /// plan mode's own file). `None` when nothing blocks.
+    fn blocked_outside(
+        &self,
+        path: &Path,
+        access: FileAccess,
+        ctx: &ToolUseContext,
+    ) -> Option<Finding> {
+        let perm = ctx.permission();
+        let (key, verb) = match access {
+            FileAccess::Read if perm.block_reads_outside_working_dirs => {
+                ("blockReadsOutsideWorkingDirectories", "Reading")
+            }
+            FileAccess::Write if perm.block_writes_outside_working_dirs => {
+                ("blockWritesOutsideWorkingDirectories", "Writing to")
+            }
+            _ => return None,
+        };
+        let resolved = resolve_symlinks(path);
+        let inside = self.inside_working_dirs(&resolved, ctx);
+        let own = match access {
+            FileAccess::Read => inside_results_dir(path, &resolved, ctx),
+            FileAccess::Write => {
+                perm.mode == PermissionMode::Plan
+                    && ctx.plan_file().is_some_and(|plan| plan == path)
+                    && plain_plan_file(path)
+            }
+        };
+        if inside || own {
+            return None;
+        }
+        let asked = shown_with_link_target(path, &resolved);
+        Some(
+            Finding::new(
+                Kind::Deny,
+                format!(
+                    "{verb} {asked} is blocked: it is outside the working directories, and the settings' `permissions.{key}` is on. Do not retry this call; if the file is needed, ask the user to add its directory as a working directory (for example with --add-dir, or `permissions.additionalDirectories` in the settings)."
+                ),
+            )
+            .reason(DecisionReason::WorkingDir {
+                reason: format!(
+                    "{asked} is outside the working directories (`permissions.{key}`)"
+                ),
+            }),
+        )
     }
 
     fn content_rules<'a>(
@@ -2048,6 +2125,22 @@ impl PermissionEngine {
                         format!("Reading {asked} requires approval (ask rule)."),
                     )
                     .with_rule(Some(r))
+                    .immune();
+                }
+                // Blocked reads outside the working directories: a file tool is denied them
+                // (`check_subject`); a shell command that reads one is asked about in every
+                // mode, no allow rule (nor an Edit rule's read) settling it.
+                if ctx.permission().block_reads_outside_working_dirs
+                    && !self.inside_working_dirs(&resolved, ctx)
+                    && !inside_results_dir(path, &resolved, ctx)
+                {
+                    return Finding::new(
+                        Kind::Ask,
+                        format!("Claude requested permissions to read from {asked}, which is outside the working directories, and the settings' `permissions.blockReadsOutsideWorkingDirectories` is on: it needs manual approval."),
+                    )
+                    .reason(DecisionReason::WorkingDir {
+                        reason: format!("{asked} is outside the working directories (`permissions.blockReadsOutsideWorkingDirectories`)"),
+                    })
                     .immune();
                 }
                 if let Some(what) = self.windows_alias(path, &resolved, false, ctx) {

@@ -871,14 +871,15 @@ impl LoadedPermissions {
 /// A problem's words without the consequence a loader that goes on gives it at its end (`…;
 /// file ignored`, `…; ignored`, `…; group skipped`, `…; the section is left out`, a
 /// `disableBypassPermissionsMode` of the wrong type `…; read as "disable" …`, a `deny` or
-/// `ask` written as one string `…; read as a list of its one rule …`), for where the
+/// `ask` written as one string `…; read as a list of its one rule …`, a restricting switch
+/// of the wrong type `…; read as true …`), for where the
 /// problem stops the command instead; a value named as ignored (`…; \`3\` ignored`) is kept
 /// (`…, not \`3\``). Other words are returned as they are.
 pub fn without_consequence(message: &str) -> String {
     let Some((said, tail)) = message.rsplit_once("; ") else {
         return message.to_owned();
     };
-    if tail == BYPASS_WRONG_TYPE || tail == LONE_RULE {
+    if [BYPASS_WRONG_TYPE, LONE_RULE, SWITCH_WRONG_TYPE].contains(&tail) {
         return said.to_owned();
     }
     if let Some(value) = tail
@@ -1063,6 +1064,18 @@ const PERMISSIONS_KEYS: &[&str] = &[
     "disableBypassPermissionsMode",
     "disableAutoMode",
     "additionalDirectories",
+    "blockReadsOutsideWorkingDirectories",
+    "blockWritesOutsideWorkingDirectories",
+    "denyInsteadOfPrompting",
+];
+
+/// Claude Code's `permissions` switches that restrict (its 2.1.257 and later): each is on
+/// when any level sets it, so that a repository cannot turn off what the user or an
+/// administrator turned on.
+const RESTRICTING_SWITCHES: &[&str] = &[
+    "blockReadsOutsideWorkingDirectories",
+    "blockWritesOutsideWorkingDirectories",
+    "denyInsteadOfPrompting",
 ];
 
 /// The top-level keys whose loss fails open, whose near misses ([`near_miss_of_restricting_key`])
@@ -1157,6 +1170,11 @@ const BYPASS_OFF: &str = "`disableBypassPermissionsMode: \"disable\"` here turns
 /// error, which [`without_consequence`] leaves out where the value stops the command.
 const BYPASS_WRONG_TYPE: &str = "read as \"disable\" (a restriction of the wrong type never fails open): bypassPermissions is off";
 
+/// What becomes of a restricting switch ([`RESTRICTING_SWITCHES`]) that is not a boolean:
+/// the end of its error, which [`without_consequence`] leaves out where the value stops the
+/// command.
+const SWITCH_WRONG_TYPE: &str = "read as true (a restriction of the wrong type never fails open)";
+
 /// What becomes of a `deny` or `ask` list written as one string: the end of its error, which
 /// [`without_consequence`] leaves out where the value stops the command.
 const LONE_RULE: &str =
@@ -1164,7 +1182,10 @@ const LONE_RULE: &str =
 
 /// Loads the `permissions` sections: rule lists concatenated across levels (each rule keeps
 /// its source; a `deny` or `ask` written as one string, an error, is read as a list of that
-/// rule), `defaultMode` by precedence, `disableBypassPermissionsMode` from any level
+/// rule), `defaultMode` by precedence, `blockReadsOutsideWorkingDirectories`,
+/// `blockWritesOutsideWorkingDirectories` and `denyInsteadOfPrompting` on when any level
+/// turns them on (an untrusted project's files too; a value that is not a boolean is an
+/// error and read as true), the last also setting `avoid_prompts`, `disableBypassPermissionsMode` from any level
 /// (a value other than `"disable"` is an error and read as `"disable"`: a restriction of the
 /// wrong type never fails open),
 /// `additionalDirectories` concatenated. `allowManagedPermissionRulesOnly` in managed
@@ -1202,6 +1223,8 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
     // The file that disabled it (the first read: the highest precedence), for the warning.
     let mut disabled_by: Option<(RuleSource, Option<PathBuf>)> = None;
     let mut rules_reported = HashSet::new();
+    // The restricting switches some level turned on ([`RESTRICTING_SWITCHES`]).
+    let mut switches_on: HashSet<&str> = HashSet::new();
     let mut settings_files: Vec<PathBuf> = files.iter().filter_map(|f| f.path.clone()).collect();
     if let Some(dir) = &sources.user_config_dir {
         settings_files.push(dir.join("settings.json"));
@@ -1521,6 +1544,27 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
                 ));
             }
         }
+        // A restricting switch is on when any level turns it on (an untrusted project's
+        // files too: it restricts); a value of the wrong type is read as true.
+        for key in RESTRICTING_SWITCHES {
+            let on = match perms.get(key) {
+                None | Some(Value::Null | Value::Bool(false)) => false,
+                Some(Value::Bool(true)) => true,
+                Some(other) => {
+                    diagnostics.push(diag(
+                        Severity::Error,
+                        format!(
+                            "`permissions.{key}` must be true or false, got {}; {SWITCH_WRONG_TYPE}",
+                            tool_core::shown_setting(other)
+                        ),
+                    ));
+                    true
+                }
+            };
+            if on {
+                switches_on.insert(*key);
+            }
+        }
         if perms
             .get("additionalDirectories")
             .is_some_and(|v| !v.is_array())
@@ -1594,6 +1638,14 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
     ctx.mode = mode;
     ctx.bypass_available = mode == PermissionMode::BypassPermissions && !bypass_disabled;
     ctx.managed_rules_only = managed_only || managed_allows_only;
+    ctx.block_reads_outside_working_dirs =
+        switches_on.contains("blockReadsOutsideWorkingDirectories");
+    ctx.block_writes_outside_working_dirs =
+        switches_on.contains("blockWritesOutsideWorkingDirectories");
+    // Nobody is asked: the hosts that read `avoid_prompts` refuse an ask themselves, and the
+    // engine refuses one even where a host turns prompts back on.
+    ctx.deny_instead_of_prompting = switches_on.contains("denyInsteadOfPrompting");
+    ctx.avoid_prompts |= ctx.deny_instead_of_prompting;
     LoadedPermissions {
         context: ctx,
         roots,

@@ -184,6 +184,7 @@ pub fn context(fx: &Fixture, c: &Case) -> (PermissionEngine, ToolUseContext) {
         avoid_prompts: c.avoid_prompts,
         pre_plan_mode: None,
         managed_rules_only: false,
+        ..Default::default()
     };
     let roots = PathRoots {
         cwd: fx.proj.clone(),

@@ -7885,8 +7885,9 @@ fn line_may_make_option_names(analysis: &Analysis, sub: &SimpleCommand) -> Optio
 /// The commands of the line before `sub` (every command of the line for `None`), each with
 /// its program's base name and its words as bash runs it: wrappers taken off
 /// ([`effective_words`]), brace lists expanded (`cp {evil,extra.cfg}` is `cp evil
-/// extra.cfg`). A command whose name is computed is left out. What an earlier command
-/// does to the files a later one meets ([`line_writes_before`],
+/// extra.cfg`). A command whose words cannot be known ([`effective_words`] gives none, for an
+/// assignment that changes what runs) or whose name is computed is left out. What an
+/// earlier command does to the files a later one meets ([`line_writes_before`],
 /// [`line_may_make_option_names`], [`PermissionEngine::filled_before`]).
 fn commands_before<'a>(
     analysis: &'a Analysis,

@@ -849,6 +849,8 @@ impl ToolServer {
                 }
             }
         }));
+        // Whether the call was cancelled, for its progress reports (below).
+        let cancelled = cancel.clone();
         // The tools served now (an upstream server's list may have changed since the
         // session's context was made): the pipeline finds the call's tool among them.
         let ctx = session_ctx
@@ -892,7 +894,19 @@ impl ToolServer {
                                 outcome = &mut run => ended = Some(outcome),
                             }
                         }
-                        send.await;
+                        // Unless the call was cancelled (the server shutting down, the
+                        // request cancelled, its session ended): a report may then never
+                        // be sent (rmcp stops sending once the client's input has ended),
+                        // and the call's answer must not wait for it. The reports still
+                        // waiting are dropped with it.
+                        tokio::select! {
+                            biased;
+                            () = &mut send => continue,
+                            () = cancelled.cancelled() => {}
+                        }
+                        if let Some(outcome) = ended.take() {
+                            break outcome;
+                        }
                         continue;
                     }
                     // Every report made before the end (an MCP tool's last one, sent just

@@ -46,3 +46,4 @@ mod review34_torn_trust;
 mod review35_cli;
 mod review35_subagents;
 mod review36_agent;
+mod review37_serve;

@@ -234,8 +234,11 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
                 server.shut_down(SHUTDOWN_GRACE).await;
             }
         }));
+        let stop = tool_core::CancellationToken::new();
+        let serving = serve_stdio_with_notices(server.clone(), notices, closed, stop.clone());
+        tokio::pin!(serving);
         let code = tokio::select! {
-            served = serve_stdio_with_notices(server, notices, closed) => match served {
+            served = &mut serving => match served {
                 Ok(()) => ExitCode::SUCCESS,
                 // The transport's notice said so already: answers due were lost.
                 Err(ServeError::Output(_)) => ExitCode::from(1),
@@ -244,7 +247,19 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
                     ExitCode::from(1)
                 }
             },
-            Ok(code) = &mut signalled => {
+            Ok(signalled) = &mut signalled => {
+                // The calls have ended, but their answers may not be written yet: the
+                // session ends with them written out (flushed), within the grace the
+                // signal gave. A second signal meanwhile still exits at once.
+                let Signalled { code, grace_ends, mut signals } = signalled;
+                stop.cancel();
+                tokio::select! {
+                    _ = tokio::time::timeout_at(grace_ends, &mut serving) => {}
+                    code = signals.next() => {
+                        server.kill_background_tasks();
+                        super::exit_on_the_spot(code)
+                    }
+                }
                 // The upstream servers get a short grace to stop what the cancelled calls
                 // run (a kill on the spot leaves a command of theirs running).
                 let _ = super::end_mcp_servers_after_signal(&session).await;
@@ -255,9 +270,9 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
         // closed); a signal then kills what is left of them.
         tokio::select! {
             () = session.close_mcp() => {}
-            Ok(code) = &mut signalled => {
+            Ok(signalled) = &mut signalled => {
                 let _ = super::end_mcp_servers_after_signal(&session).await;
-                return ExitCode::from(code);
+                return ExitCode::from(signalled.code);
             }
         }
         return code;
@@ -309,7 +324,7 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
         async move {
             // Background tasks and calls first (their commands killed), then the listener:
             // once it stops, the process is on its way out.
-            if let Ok(code) = signal.await {
+            if let Ok(Signalled { code, .. }) = signal.await {
                 signalled.store(code, Ordering::SeqCst);
                 shutdown.cancel();
             }
@@ -381,19 +396,31 @@ fn serve_token() -> Result<String, String> {
 /// How long calls get to end (their commands killed) once a signal stops the server.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// A first signal's shutdown, done: what the process ends with.
+struct Signalled {
+    /// The exit status the signal calls for (128 + its number).
+    code: u8,
+    /// When the grace the signal gave ends ([`SHUTDOWN_GRACE`] after it came).
+    grace_ends: tokio::time::Instant,
+    /// The handlers, still installed: a second signal (the same one again within
+    /// [`super::Signals::next`]'s window being the same press) is read from them.
+    signals: super::Signals,
+}
+
 /// Watches for Ctrl-C, SIGTERM and SIGHUP (the handlers installed now: a signal that comes
 /// right after the URL is printed is not the default fatal one). The first kills the
 /// background tasks of every session and cancels the calls ([`ToolServer::shut_down`]),
-/// then the task ends with the exit status the signal calls for (128 + its number). A
-/// second signal meanwhile exits at once, killing first the background tasks and the
-/// process groups of every command and server this process started, and removing the
-/// directories of the sessions that hold nothing saved.
-fn shut_down_on_signals(server: ToolServer) -> tokio::task::JoinHandle<u8> {
+/// then the task ends with the exit status the signal calls for, the end of its grace and
+/// the handlers. A second signal meanwhile exits at once, killing first the background
+/// tasks and the process groups of every command and server this process started, and
+/// removing the directories of the sessions that hold nothing saved.
+fn shut_down_on_signals(server: ToolServer) -> tokio::task::JoinHandle<Signalled> {
     let mut signals = super::Signals::install();
     tokio::spawn(async move {
         let code = signals.next().await;
+        let grace_ends = tokio::time::Instant::now() + SHUTDOWN_GRACE;
         tokio::select! {
-            () = server.shut_down(SHUTDOWN_GRACE) => code,
+            () = server.shut_down(SHUTDOWN_GRACE) => Signalled { code, grace_ends, signals },
             code = signals.next() => {
                 server.kill_background_tasks();
                 // The process groups killed and the sessions' directories removed too.

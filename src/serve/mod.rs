@@ -1350,6 +1350,7 @@ pub async fn serve_stdio<S: ServerHandler>(handler: S) -> Result<(), ServeError>
     serve_transport(
         handler,
         stdio::LineTransport::new(tokio::io::stdin(), tokio::io::stdout()),
+        CancellationToken::new(),
     )
     .await
 }
@@ -1357,29 +1358,37 @@ pub async fn serve_stdio<S: ServerHandler>(handler: S) -> Result<(), ServeError>
 /// [`serve_stdio`], reporting every rejected line to `notices`, and cancelling `closed` the
 /// moment the client's end closes (its input ends, or the output cannot be written;
 /// [`stdio::LineTransport::with_closed_token`]): the host ends the calls in progress then,
-/// rather than when rmcp stops waiting for them.
+/// rather than when rmcp stops waiting for them. Cancelling `stop` ends the session with
+/// the client still there (a host stopped by a signal, once it has ended the calls with
+/// [`ToolServer::shut_down`]): the answers made by then, and those of the calls still
+/// ending (for up to 2 s, rmcp's wait), are written to standard output and flushed before
+/// it returns. Dropping the future instead loses the answers not yet written.
 pub async fn serve_stdio_with_notices<S: ServerHandler>(
     handler: S,
     notices: NoticeSink,
     closed: CancellationToken,
+    stop: CancellationToken,
 ) -> Result<(), ServeError> {
     let transport = stdio::LineTransport::new(tokio::io::stdin(), tokio::io::stdout())
         .with_notices(notices)
         .with_closed_token(closed);
-    serve_transport(handler, transport).await
+    serve_transport(handler, transport, stop).await
 }
 
 async fn serve_transport<S: ServerHandler>(
     handler: S,
     transport: stdio::LineTransport<tokio::io::Stdin>,
+    stop: CancellationToken,
 ) -> Result<(), ServeError> {
     // The transport handles the client's cancels itself: a cancelled request's id stays in
     // use until its call has ended.
     let requests = Arc::new(stdio::Requests::default());
     let transport = transport.with_requests(Arc::clone(&requests));
     let output = transport.output_failure();
+    // rmcp ends a cancelled session as one whose input ended: it waits (up to 2 s) for the
+    // handlers' answers and writes them, each flushed, before it closes the transport.
     let service = stdio::Tracked::new(handler, requests)
-        .serve(transport)
+        .serve_with_ct(transport, stop)
         .await
         .map_err(|e| ServeError::Initialize(e.to_string()))?;
     service

@@ -1,8 +1,10 @@
-//! Session 37 on `toolwright serve` over stdio, ending with calls in progress: a client
-//! closing its input while a progress report waits to be written gets its call's answer at
-//! once (the call waited for a report rmcp would never send, 5 s, and its answer was lost).
+//! Session 37 on `toolwright serve` over stdio, ending with calls in progress: on SIGTERM
+//! the answers of the calls it cancelled are written out before the process exits (it
+//! exited once no call ran, before they were written), and a client closing its input while
+//! a progress report waits to be written gets its call's answer at once (the call waited
+//! for a report rmcp would never send, 5 s, and its answer was lost).
 //!
-//! The race is made to happen by holding the client's side: the test stops
+//! Both races are made to happen by holding the client's side: the test stops
 //! reading the server's output (answers to `tools/list` fill the pipe), so that what the
 //! server writes next waits, then stops the server and only reads again afterwards.
 
@@ -143,6 +145,47 @@ fn answered_ids(messages: &[Value]) -> Vec<&Value> {
         .filter(|m| m.get("result").is_some() || m.get("error").is_some())
         .map(|m| &m["id"])
         .collect()
+}
+
+/// SIGTERM while three calls run: each is answered as interrupted, and the answers reach
+/// the client although they could not be written at once (the client was not reading).
+/// The server exited as soon as no call ran, before its answers were written: a client
+/// reading promptly lost one in about five stops, and one that read late lost them all.
+#[test]
+fn on_sigterm_the_cancelled_calls_answers_are_written_before_the_exit() {
+    let (_dir, root) = project();
+    let (child, mut stdin, stdout) = stdio_server(&root);
+    let calls = [10, 11, 12];
+    for id in calls {
+        bash_call(&mut stdin, &root, id, "sleep 30", false);
+    }
+    wait_started(&root, &calls);
+    fill_the_pipe(&mut stdin);
+    // The lists answered (and stuck in the pipe) before the signal.
+    std::thread::sleep(Duration::from_millis(300));
+    let signalled = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    // The calls end at once (their commands killed); the client reads only later.
+    std::thread::sleep(Duration::from_millis(500));
+    let (messages, code) = read_to_exit(child, stdout);
+    drop(stdin);
+    assert_eq!(code, Some(143), "SIGTERM's exit status");
+    for id in calls {
+        assert!(
+            answered_as_interrupted(&messages, id),
+            "call {id} was not answered as interrupted; answers: {:?}",
+            answered_ids(&messages)
+        );
+    }
+    for id in 100..100 + UNREAD_LISTS {
+        assert!(
+            messages.iter().any(|m| m["id"] == id),
+            "tools/list {id} was not answered"
+        );
+    }
 }
 
 /// How many servers [`closing_stdin_while_a_progress_report_waits_loses_no_answer`] runs

@@ -7,6 +7,8 @@
 //! Both races are made to happen by holding the client's side: the test stops
 //! reading the server's output (answers to `tools/list` fill the pipe), so that what the
 //! server writes next waits, then stops the server and only reads again afterwards.
+//!
+//! Also: the range of request ids the docs give is the one the binary takes.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -243,4 +245,68 @@ fn close_while_a_report_waits() {
             answered_ids(&messages)
         );
     }
+}
+
+/// The range of request ids docs/cli.md ("Bad messages") gives is the one the binary takes:
+/// both ends of the signed 64-bit range are answered with their id, and one past either
+/// end gets `-32600` with `id: null`, its message naming the range. The docs gave
+/// `18446744073709551616` (past the unsigned range) as the first id refused.
+#[test]
+fn request_ids_are_taken_in_the_signed_64_bit_range_the_docs_name() {
+    const RANGE: &str = "-9223372036854775808 to 9223372036854775807";
+    let (_dir, root) = project();
+    let (mut child, mut stdin, mut stdout) = stdio_server(&root);
+    for id in [
+        "9223372036854775807",
+        "-9223372036854775808",
+        "9223372036854775808",
+        "-9223372036854775809",
+    ] {
+        writeln!(stdin, r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#).unwrap();
+    }
+    stdin.flush().unwrap();
+    let messages: Vec<Value> = (0..4)
+        .map(|_| {
+            let mut line = String::new();
+            stdout.read_line(&mut line).unwrap();
+            serde_json::from_str(&line).unwrap()
+        })
+        .collect();
+    drop(stdin);
+    wait_at_most(
+        &mut child,
+        Duration::from_secs(30),
+        "the server did not exit",
+    );
+    for id in [json!(i64::MAX), json!(i64::MIN)] {
+        assert!(
+            messages
+                .iter()
+                .any(|m| m["id"] == id && m.get("result").is_some()),
+            "ping {id} was not answered: {messages:#?}"
+        );
+    }
+    let refused = messages
+        .iter()
+        .filter(|m| {
+            m["id"].is_null()
+                && m["error"]["code"] == -32600
+                && m["error"]["message"]
+                    .as_str()
+                    .is_some_and(|t| t.contains(RANGE))
+        })
+        .count();
+    assert_eq!(refused, 2, "{messages:#?}");
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/cli.md"))
+        .unwrap()
+        .replace('\n', " ");
+    let docs = docs.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        docs.contains(RANGE) && docs.contains("`9223372036854775808`"),
+        "docs/cli.md does not name the range of ids taken"
+    );
+    assert!(
+        !docs.contains("18446744073709551616"),
+        "docs/cli.md still gives an id past the unsigned range as the first one refused"
+    );
 }

@@ -233,13 +233,22 @@ fn ci() -> Result {
     )?;
     // The binary's `internal` build (which holds the OTLP exporter): the exporter end to
     // end, and the root tests that only that build has (`cfg(feature = "internal")`).
+    // The library's unit tests too: any of them the feature gates runs here (a text scan of
+    // `src/` misses a gated module holding an ordinary `mod tests`).
     let mut root_internal = cargo();
-    root_internal.args(["test", "-p", "toolwright", "--features", "internal"]);
+    root_internal.args([
+        "test",
+        "-p",
+        "toolwright",
+        "--features",
+        "internal",
+        "--lib",
+    ]);
     for test in ROOT_INTERNAL_TARGETS {
         root_internal.args(["--test", test]);
     }
     run(
-        "cargo test -p toolwright --features internal (internal-only targets)",
+        "cargo test -p toolwright --features internal (library and internal-only targets)",
         &mut root_internal,
     )?;
     let mut review = cargo();

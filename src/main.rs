@@ -123,6 +123,19 @@ fn known_call(
     })
 }
 
+/// The options of a session in the folder `permissions check` is about, as far as they bear
+/// on it (its settings, hence their `env`, and the tools it would have).
+fn check_session_options(args: &cli::permissions::CheckArgs) -> session::SessionOptions {
+    session::SessionArgs {
+        settings: args.settings.clone(),
+        mode: None,
+        cwd: args.cwd.clone(),
+        mcp_config: Vec::new(),
+        strict_mcp_config: false,
+    }
+    .options(false)
+}
+
 /// Why a session here leaves out `name`, a tool this build has (by name or alias), with its
 /// name: `None` for a tool this build does not have.
 fn why_not_in_session(name: &str, options: &session::SessionOptions) -> Option<(String, String)> {
@@ -201,7 +214,7 @@ fn apply_settings_env(cli: &Cli, trusted: Option<bool>) {
         Command::Tools(args) => args.options(),
         // As a session in its folder would: the engine reads some of it (a ripgrep config
         // file, git's variables).
-        Command::Permissions(PermissionsCommand::Check(args)) => args.session_options(),
+        Command::Permissions(PermissionsCommand::Check(args)) => check_session_options(args),
         _ => return,
     };
     if trusted.is_some() {
@@ -259,7 +272,7 @@ fn run(cli: Cli, trusted: Option<bool>) -> ExitCode {
             // tool-wide deny rule leaves its tool in: the deny is the answer to report.
             // ToolSearch is left out only when tool search is off outright: in `auto` mode
             // it depends on the MCP servers' tools, which the check does not start.
-            let options = args.session_options();
+            let options = check_session_options(&args);
             let search_off = toolwright::agent::tool_search::off_in_env();
             let tools = tool_registry::tools(tool_registry::ToolFilter::from_env(), |t| {
                 session::not_offered_because(t.name(), &options).is_some()

@@ -51,21 +51,6 @@ pub struct CheckArgs {
     pub input: String,
 }
 
-impl CheckArgs {
-    /// The options of a session in the folder the check is about, as far as they bear on it
-    /// (its settings, hence their `env`, and the tools it would have).
-    pub fn session_options(&self) -> crate::session::SessionOptions {
-        crate::session::SessionArgs {
-            settings: self.settings.clone(),
-            mode: None,
-            cwd: self.cwd.clone(),
-            mcp_config: Vec::new(),
-            strict_mcp_config: false,
-        }
-        .options(false)
-    }
-}
-
 /// A directory given on the command line: `~` expanded, relative to `base`; a name that is
 /// not UTF-8 is used as it is (a lossy copy would name another directory).
 fn flag_path(given: &Path, base: &Path, home: Option<&Path>) -> PathBuf {

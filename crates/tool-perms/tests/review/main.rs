@@ -22,25 +22,6 @@ mod session {
     pub fn var_before_settings(name: &str) -> Option<std::ffi::OsString> {
         std::env::var_os(name)
     }
-
-    // What `CheckArgs::session_options` builds (the tools a session would have), which
-    // nothing here calls: only its shape, for the module to compile.
-    pub struct SessionOptions;
-
-    #[allow(dead_code)]
-    pub struct SessionArgs {
-        pub settings: Vec<String>,
-        pub mode: Option<String>,
-        pub cwd: Option<std::path::PathBuf>,
-        pub mcp_config: Vec<String>,
-        pub strict_mcp_config: bool,
-    }
-
-    impl SessionArgs {
-        pub fn options(self, _interactive: bool) -> SessionOptions {
-            SessionOptions
-        }
-    }
 }
 
 mod bash_review25;

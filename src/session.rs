@@ -466,6 +466,10 @@ static ENV_BEFORE_SETTINGS: std::sync::OnceLock<
     std::collections::HashMap<String, Option<std::ffi::OsString>>,
 > = std::sync::OnceLock::new();
 
+/// The proxy variables of the settings other than the project's own ([`SettingsEnv`]).
+static SETTINGS_PROXIES: std::sync::OnceLock<std::collections::HashMap<String, String>> =
+    std::sync::OnceLock::new();
+
 /// What the session says about the settings' `env` that `main` applied: the project's
 /// variables it left out ([`env_withheld_notice`]), worked out from the same read.
 static ENV_WITHHELD_NOTICE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
@@ -480,6 +484,7 @@ pub(crate) fn remember_env_before_settings(read: &SettingsEnv) {
         .map(|(k, _)| (k.clone(), std::env::var_os(k)))
         .collect();
     let _ = ENV_BEFORE_SETTINGS.set(before);
+    let _ = SETTINGS_PROXIES.set(read.proxies.iter().cloned().collect());
     let _ = ENV_WITHHELD_NOTICE.set(env_withheld_notice(&read.withheld));
 }
 
@@ -490,6 +495,18 @@ pub(crate) fn var_before_settings(name: &str) -> Option<std::ffi::OsString> {
     match ENV_BEFORE_SETTINGS.get().and_then(|m| m.get(name)) {
         Some(before) => before.clone(),
         None => std::env::var_os(name),
+    }
+}
+
+/// Proxy variable `name` (`HTTPS_PROXY`, ...) as the telemetry exporter takes it: from the
+/// settings other than the project's own (managed, user, `--settings`), else as this
+/// process started with it. A trusted project's settings `env` sets the variable for the
+/// tools, but does not choose where telemetry goes (docs/cli.md).
+#[cfg(feature = "otlp")]
+pub(crate) fn telemetry_proxy_var(name: &str) -> Option<std::ffi::OsString> {
+    match SETTINGS_PROXIES.get().and_then(|m| m.get(name)) {
+        Some(value) => Some(value.into()),
+        None => var_before_settings(name),
     }
 }
 
@@ -609,7 +626,22 @@ pub(crate) struct SettingsEnv {
     /// Each project or local settings file with variables left out: the file as shown, and
     /// the variables' names.
     withheld: Vec<(String, Vec<String>)>,
+    /// The proxy variables ([`PROXY_VARS`]) the settings other than the project's own set
+    /// (managed, user, `--settings`), for the telemetry exporter ([`telemetry_proxy_var`]).
+    proxies: Vec<(String, String)>,
 }
+
+/// The variables that choose a proxy for HTTP clients (each in both cases).
+const PROXY_VARS: &[&str] = &[
+    "HTTP_PROXY",
+    "http_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+];
 
 /// The `env` of the settings a session with `options` reads (managed, user, `--settings`,
 /// and the project's own files when the folder is trusted; higher levels win per
@@ -625,6 +657,7 @@ pub(crate) fn settings_env(options: &SessionOptions) -> SettingsEnv {
         return SettingsEnv {
             env: Vec::new(),
             withheld: Vec::new(),
+            proxies: Vec::new(),
         };
     };
     let mut withheld = Vec::new();
@@ -679,7 +712,34 @@ pub(crate) fn settings_env(options: &SessionOptions) -> SettingsEnv {
                 .collect()
         })
         .unwrap_or_default();
-    SettingsEnv { env, withheld }
+    // The proxy the user, an administrator or the command line chose, which a project's
+    // settings do not override for the telemetry export.
+    let not_the_projects: Vec<_> = read
+        .applied
+        .iter()
+        .filter(|file| {
+            !matches!(
+                file.source,
+                RuleSource::ProjectSettings | RuleSource::LocalSettings
+            )
+        })
+        .cloned()
+        .collect();
+    let proxies = tool_perms::settings::merge_settings(&not_the_projects)["env"]
+        .as_object()
+        .map(|env| {
+            env.iter()
+                .filter(|(k, _)| PROXY_VARS.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), env_value_text(v)))
+                .filter(|(_, v)| !v.contains('\0'))
+                .collect()
+        })
+        .unwrap_or_default();
+    SettingsEnv {
+        env,
+        withheld,
+        proxies,
+    }
 }
 
 /// What the session says when the project's own settings named variables of

@@ -1184,16 +1184,18 @@ mod otlp {
             .ok()
     }
 
-    /// The proxies of the environment Toolwright was started with, read as reqwest reads
-    /// them (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY`, each also in lower
-    /// case; none under CGI, where `HTTP_PROXY` would be a request's header), not as the
-    /// settings' `env` left them: a trusted project's settings do not choose where telemetry
-    /// goes (docs/cli.md), and a proxy sees each request, the user's OTLP headers with it.
-    /// The project's proxy still applies to its tools, which inherit the environment.
+    /// The proxies of the settings other than the project's own (managed, user,
+    /// `--settings`), else of the environment Toolwright was started with, read as reqwest
+    /// reads them (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY`, each also in
+    /// lower case; none under CGI, where `HTTP_PROXY` would be a request's header), not as
+    /// the settings' `env` left them: a trusted project's settings do not choose where
+    /// telemetry goes (docs/cli.md), and a proxy sees each request, the user's OTLP headers
+    /// with it. The project's proxy still applies to its tools, which inherit the
+    /// environment.
     fn proxies() -> Vec<reqwest::Proxy> {
         let before = |names: [&str; 2]| {
             names.into_iter().find_map(|name| {
-                crate::session::var_before_settings(name)
+                crate::session::telemetry_proxy_var(name)
                     .and_then(|v| v.into_string().ok())
                     .filter(|v| !v.trim().is_empty())
             })

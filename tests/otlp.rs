@@ -1439,4 +1439,45 @@ fn a_projects_proxy_does_not_carry_the_export() {
         "{via:?}"
     );
     assert!(proxied.lock().unwrap().is_empty());
+
+    // A proxy the user's own settings (here `--settings`) name is used for the export too,
+    // over the shell's and whatever the project's settings say.
+    project_env(serde_json::json!({"HTTP_PROXY": proxy, "http_proxy": proxy}));
+    let (url, received) = collector();
+    let (user_proxy, user_proxied) = collector();
+    let (shell_proxy, shell_proxied) = collector();
+    let mut command = toolwright(&root, &[]);
+    unproxied(&mut command);
+    let user_settings = serde_json::json!({"env": {"http_proxy": user_proxy}}).to_string();
+    let mut child = command
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &url)
+        .env("http_proxy", &shell_proxy)
+        .args(["run", "--json", "--mode", "bypassPermissions", "--settings"])
+        .arg(&user_settings)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(turn.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(bodies(&received, "/v1/traces").is_empty());
+    let via = paths(&user_proxied);
+    assert!(
+        via.iter().any(|p| *p == format!("{url}/v1/traces")),
+        "{via:?}"
+    );
+    assert!(shell_proxied.lock().unwrap().is_empty());
+    assert!(proxied.lock().unwrap().is_empty());
 }

@@ -253,9 +253,18 @@ impl Drop for Running {
     }
 }
 
+/// Sends `signal` (`-INT`, `-TERM`) to the run, with kill(2) itself: spawning `kill` could
+/// take long enough under load to let a second signal come after the run's grace (seen once
+/// in CI, session 37).
 fn kill(run: &mut Running, signal: &str) {
-    let pid = run.child().id().to_string();
-    let _ = Command::new("kill").args([signal, &pid]).status();
+    use nix::sys::signal::Signal;
+    let signal = match signal {
+        "-INT" => Signal::SIGINT,
+        "-TERM" => Signal::SIGTERM,
+        other => panic!("no such signal here: {other}"),
+    };
+    let pid = i32::try_from(run.child().id()).expect("a pid");
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal);
 }
 
 /// The run's standard output and standard error, once it has ended (what is still blocked

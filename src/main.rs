@@ -126,14 +126,18 @@ fn known_call(
 /// The options of a session in the folder `permissions check` is about, as far as they bear
 /// on it (its settings, hence their `env`, and the tools it would have).
 fn check_session_options(args: &cli::permissions::CheckArgs) -> session::SessionOptions {
-    session::SessionArgs {
+    let mut options = session::SessionArgs {
         settings: args.settings.clone(),
         mode: None,
         cwd: args.cwd.clone(),
         mcp_config: Vec::new(),
         strict_mcp_config: false,
     }
-    .options(false)
+    .options(false);
+    // ToolSearch is left out only when tool search is off outright: in `auto` mode it
+    // depends on the MCP servers' tools, which the check does not start.
+    options.offer_tool_search = !toolwright::agent::tool_search::off_in_env();
+    options
 }
 
 /// Why a session here leaves out `name`, a tool this build has (by name or alias), with its
@@ -270,14 +274,8 @@ fn run(cli: Cli, trusted: Option<bool>) -> ExitCode {
             // The tools a session here would have: the settings' `env` is in this process's
             // environment already (`apply_settings_env`), so the gates answer as in it. A
             // tool-wide deny rule leaves its tool in: the deny is the answer to report.
-            // ToolSearch is left out only when tool search is off outright: in `auto` mode
-            // it depends on the MCP servers' tools, which the check does not start.
             let options = check_session_options(&args);
-            let search_off = toolwright::agent::tool_search::off_in_env();
-            let tools = tool_registry::tools(tool_registry::ToolFilter::from_env(), |t| {
-                session::not_offered_because(t.name(), &options).is_some()
-                    || (search_off && t.name() == "ToolSearch")
-            });
+            let tools = session::offered_builtin_tools(&options, |_| false);
             match known_call(&args, &tools, &options) {
                 Ok(()) => cli::permissions::run(&args, &tools),
                 Err(e) => {

@@ -911,15 +911,27 @@ pub fn not_offered_because(name: &str, options: &SessionOptions) -> Option<&'sta
     )
 }
 
-/// The built-in tools of a session: those of this build its environment gates open
-/// (`CLAUDE_CODE_SIMPLE` included), minus those a tool-wide deny rule removes, ToolSearch
-/// only when `offer_tool_search`, and none that [`not_offered_because`] leaves out.
-fn builtin_tools(engine: &PermissionEngine, options: &SessionOptions) -> Vec<Arc<dyn Tool>> {
+/// The built-in tools a session opened with `options` offers before its rules: those of
+/// this build its environment gates open (`CLAUDE_CODE_SIMPLE` included), ToolSearch only
+/// when `offer_tool_search`, none that [`not_offered_because`] leaves out, and none that
+/// `removed` names (a session's tool-wide deny rules: [`builtin_tools`]). The one place
+/// that decides it, for the session, `run`'s answers to calls that never started and
+/// `permissions check`.
+pub fn offered_builtin_tools(
+    options: &SessionOptions,
+    removed: impl Fn(&dyn Tool) -> bool,
+) -> Vec<Arc<dyn Tool>> {
     tool_registry::tools(tool_registry::ToolFilter::from_env(), |t| {
-        engine.is_blanket_denied(t)
-            || (!options.offer_tool_search && t.name() == "ToolSearch")
+        (!options.offer_tool_search && t.name() == "ToolSearch")
             || not_offered_because(t.name(), options).is_some()
+            || removed(t)
     })
+}
+
+/// The built-in tools of a session: those it offers ([`offered_builtin_tools`]) minus those
+/// a tool-wide deny rule removes.
+fn builtin_tools(engine: &PermissionEngine, options: &SessionOptions) -> Vec<Arc<dyn Tool>> {
+    offered_builtin_tools(options, |t| engine.is_blanket_denied(t))
 }
 
 /// The tools [`session_builtin_tools`] lists, and what it says of the settings.

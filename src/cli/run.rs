@@ -12,7 +12,7 @@ use super::{
     ReplayEvent, Signals, TurnSource, cancel_on_signal, decision_text, escape_terminal_codes, ms,
     replay,
 };
-use crate::session::{Session, SessionArgs, SessionOptions, not_offered_because};
+use crate::session::{Session, SessionArgs, SessionOptions, offered_builtin_tools};
 use crate::turn::{self, TurnItem, TurnParser};
 use toolwright::agent::{CallHookTexts, split_hook_messages, tool_search, without_reminder};
 
@@ -456,10 +456,7 @@ fn unstarted_results<'a>(
     options: &SessionOptions,
     json_mode: bool,
 ) {
-    let known = tool_registry::tools(tool_registry::ToolFilter::from_env(), |t| {
-        (!options.offer_tool_search && t.name() == "ToolSearch")
-            || not_offered_because(t.name(), options).is_some()
-    });
+    let known = offered_builtin_tools(options, |_| false);
     let outcomes: Vec<(&ToolUse, tool_exec::CallOutcome)> = tool_uses
         .into_iter()
         .map(|t| {

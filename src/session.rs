@@ -702,16 +702,9 @@ pub(crate) fn settings_env(options: &SessionOptions) -> SettingsEnv {
             file
         })
         .collect();
-    let env = tool_perms::settings::merge_settings(&files)["env"]
-        .as_object()
-        .map(|env| {
-            env.iter()
-                .filter(|(k, _)| !k.is_empty() && !k.contains('=') && !k.contains('\0'))
-                .map(|(k, v)| (k.clone(), env_value_text(v)))
-                .filter(|(_, v)| !v.contains('\0'))
-                .collect()
-        })
-        .unwrap_or_default();
+    let env = merged_env(&files, |k| {
+        !k.is_empty() && !k.contains('=') && !k.contains('\0')
+    });
     // The proxy the user, an administrator or the command line chose, which a project's
     // settings do not override for the telemetry export.
     let not_the_projects: Vec<_> = read
@@ -725,21 +718,30 @@ pub(crate) fn settings_env(options: &SessionOptions) -> SettingsEnv {
         })
         .cloned()
         .collect();
-    let proxies = tool_perms::settings::merge_settings(&not_the_projects)["env"]
-        .as_object()
-        .map(|env| {
-            env.iter()
-                .filter(|(k, _)| PROXY_VARS.contains(&k.as_str()))
-                .map(|(k, v)| (k.clone(), env_value_text(v)))
-                .filter(|(_, v)| !v.contains('\0'))
-                .collect()
-        })
-        .unwrap_or_default();
+    let proxies = merged_env(&not_the_projects, |k| PROXY_VARS.contains(&k));
     SettingsEnv {
         env,
         withheld,
         proxies,
     }
+}
+
+/// The `env` of `files` merged (higher levels win per variable), as the environment gets
+/// it: the variables whose name `keep` admits, values with a NUL byte left out.
+fn merged_env(
+    files: &[tool_perms::settings::SettingsFile],
+    keep: impl Fn(&str) -> bool,
+) -> Vec<(String, String)> {
+    tool_perms::settings::merge_settings(files)["env"]
+        .as_object()
+        .map(|env| {
+            env.iter()
+                .filter(|(k, _)| keep(k))
+                .map(|(k, v)| (k.clone(), env_value_text(v)))
+                .filter(|(_, v)| !v.contains('\0'))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// What the session says when the project's own settings named variables of

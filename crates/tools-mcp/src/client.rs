@@ -1138,11 +1138,16 @@ fn examine_line(line: &[u8], sent: &SentIds) -> LineVerdict {
     }
     let (value, mended) = match serde_json::from_slice(line) {
         Ok(value) => (value, None),
-        // Broken JSON that opens as an object and holds a `"jsonrpc"` member was meant as
-        // a JSON-RPC message, wherever the member is (the TypeScript SDK writes it after
-        // `result`). A line that opens with `[` and is not JSON is log output (`[DEBUG]
-        // recv {"jsonrpc": ...}`), skipped like any other.
-        Err(e) if line.starts_with(b"{") && has_member(line, b"\"jsonrpc\"") => {
+        // Broken JSON that opens as an object and holds a `"jsonrpc"` member at its top
+        // level was meant as a JSON-RPC message, wherever the member is among the others
+        // (the TypeScript SDK writes it after `result`); one deeper in is a log line's
+        // (`{"level": "debug", "sent": {"jsonrpc": ...`). A line that opens with `[` and
+        // is not JSON is log output (`[DEBUG] recv {"jsonrpc": ...}`), skipped like any
+        // other.
+        Err(e)
+            if line.starts_with(b"{")
+                && top_level_member_names(line).contains(&&b"jsonrpc"[..]) =>
+        {
             let mended = std::str::from_utf8(line)
                 .ok()
                 .and_then(tool_core::input::lone_surrogates_replaced);
@@ -1304,13 +1309,23 @@ fn integral_id(id: &Value) -> Option<i64> {
 /// top level (as far as it goes) a `"method"`, and no `"id"`, `"result"` or `"error"` (a
 /// member of that name deeper in, `params.data.error` of a log message, does not count).
 fn is_broken_notification(line: &[u8]) -> bool {
+    let names = top_level_member_names(line);
+    names.contains(&&b"method"[..])
+        && !names
+            .iter()
+            .any(|n| matches!(*n, b"id" | b"result" | b"error"))
+}
+
+/// The names of the members of the JSON object `line` at its top level, as far as it goes,
+/// whether or not it is valid JSON: each string at depth 1 followed by `:`. A name's escapes
+/// are left as they are.
+fn top_level_member_names(line: &[u8]) -> Vec<&[u8]> {
     let mut names: Vec<&[u8]> = Vec::new();
     let mut json = JsonStructure::default();
     let mut start = 0;
     for (at, &b) in line.iter().enumerate() {
         match json.step(b) {
             JsonByte::StringStart => start = at + 1,
-            // A string at the top level followed by `:` is a member's name.
             JsonByte::StringEnd
                 if json.depth == 1 && line[at + 1..].trim_ascii_start().starts_with(b":") =>
             {
@@ -1323,10 +1338,7 @@ fn is_broken_notification(line: &[u8]) -> bool {
             | JsonByte::Other => {}
         }
     }
-    names.contains(&&b"method"[..])
-        && !names
-            .iter()
-            .any(|n| matches!(*n, b"id" | b"result" | b"error"))
+    names
 }
 
 /// Where JSON text stands after each byte, as far as its structure goes (inside a string or
@@ -1387,15 +1399,6 @@ impl JsonStructure {
             _ => JsonByte::Other,
         }
     }
-}
-
-/// Whether `line` holds `key` (quoted: `"jsonrpc"`) as a member name (followed by `:`),
-/// at any depth, not only as text.
-fn has_member(line: &[u8], key: &[u8]) -> bool {
-    line.windows(key.len())
-        .enumerate()
-        .filter(|(_, w)| *w == key)
-        .any(|(at, _)| line[at + key.len()..].trim_ascii_start().starts_with(b":"))
 }
 
 /// How deep a message from a server may nest (JSON arrays and objects, the message itself
@@ -3985,6 +3988,9 @@ mod tests {
             r#"[2026-01-01T00:00:00Z INFO] sent {"jsonrpc": "2.0", "result": {}}"#,
             r#"[notice] "jsonrpc": broken"#,
             r#"{"level": "info", "msg": "saw \"jsonrpc\" in a request"#,
+            // A structured log line quoting a message, cut: the message's `"jsonrpc"` is
+            // the log's nested value, not the line's own member.
+            r#"{"level": "debug", "sent": {"jsonrpc": "2.0", "id": 3, "result": {"#,
             "not json at all",
         ] {
             assert_eq!(check(log), LineVerdict::Pass, "{log}");

@@ -498,16 +498,17 @@ pub(crate) fn var_before_settings(name: &str) -> Option<std::ffi::OsString> {
     }
 }
 
-/// Proxy variable `name` (`HTTPS_PROXY`, ...) as the telemetry exporter takes it: from the
-/// settings other than the project's own (managed, user, `--settings`), else as this
-/// process started with it. A trusted project's settings `env` sets the variable for the
-/// tools, but does not choose where telemetry goes (docs/cli.md).
+/// Proxy variable `name` (`HTTPS_PROXY`, ...) as the settings other than the project's own
+/// (managed, user, `--settings`) set it, for the telemetry exporter, which looks there before
+/// the environment this process started with ([`var_before_settings`]). A trusted
+/// project's settings `env` sets the variable for the tools, but does not choose where
+/// telemetry goes (docs/cli.md).
 #[cfg(feature = "otlp")]
-pub(crate) fn telemetry_proxy_var(name: &str) -> Option<std::ffi::OsString> {
-    match SETTINGS_PROXIES.get().and_then(|m| m.get(name)) {
-        Some(value) => Some(value.into()),
-        None => var_before_settings(name),
-    }
+pub(crate) fn settings_proxy_var(name: &str) -> Option<&'static str> {
+    SETTINGS_PROXIES
+        .get()
+        .and_then(|m| m.get(name))
+        .map(String::as_str)
 }
 
 /// The environment this process started with: what settings files added is looked through.
@@ -627,7 +628,7 @@ pub(crate) struct SettingsEnv {
     /// the variables' names.
     withheld: Vec<(String, Vec<String>)>,
     /// The proxy variables ([`PROXY_VARS`]) the settings other than the project's own set
-    /// (managed, user, `--settings`), for the telemetry exporter ([`telemetry_proxy_var`]).
+    /// (managed, user, `--settings`), for the telemetry exporter ([`settings_proxy_var`]).
     proxies: Vec<(String, String)>,
 }
 

@@ -1187,22 +1187,32 @@ mod otlp {
     /// The proxies of the settings other than the project's own (managed, user,
     /// `--settings`), else of the environment Toolwright was started with, read as reqwest
     /// reads them (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY`, each also in
-    /// lower case; none under CGI, where `HTTP_PROXY` would be a request's header), not as
-    /// the settings' `env` left them: a trusted project's settings do not choose where
-    /// telemetry goes (docs/cli.md), and a proxy sees each request, the user's OTLP headers
-    /// with it. The project's proxy still applies to its tools, which inherit the
-    /// environment.
+    /// lower case, the settings' in either case before the environment's; under CGI the
+    /// environment's `HTTP_PROXY`, which may be a request's `Proxy:` header, is passed
+    /// over), not as the settings' `env` left them: a trusted project's settings do not
+    /// choose where telemetry goes (docs/cli.md), and a proxy sees each request, the
+    /// user's OTLP headers with it. The project's proxy still applies to its tools, which
+    /// inherit the environment.
     fn proxies() -> Vec<reqwest::Proxy> {
+        let cgi = crate::session::var_before_settings("REQUEST_METHOD").is_some();
         let before = |names: [&str; 2]| {
-            names.into_iter().find_map(|name| {
-                crate::session::telemetry_proxy_var(name)
-                    .and_then(|v| v.into_string().ok())
-                    .filter(|v| !v.trim().is_empty())
+            let set = |v: &str| !v.trim().is_empty();
+            let of_settings = names.into_iter().find_map(|name| {
+                crate::session::settings_proxy_var(name)
+                    .filter(|v| set(v))
+                    .map(str::to_owned)
+            });
+            of_settings.or_else(|| {
+                if cgi && names[0] == "HTTP_PROXY" {
+                    return None;
+                }
+                names.into_iter().find_map(|name| {
+                    crate::session::var_before_settings(name)
+                        .and_then(|v| v.into_string().ok())
+                        .filter(|v| set(v))
+                })
             })
         };
-        if crate::session::var_before_settings("REQUEST_METHOD").is_some() {
-            return Vec::new();
-        }
         let no_proxy =
             before(["NO_PROXY", "no_proxy"]).and_then(|list| reqwest::NoProxy::from_string(&list));
         let of = |names: [&str; 2], proxy: fn(&str) -> reqwest::Result<reqwest::Proxy>| {

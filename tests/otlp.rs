@@ -1451,7 +1451,10 @@ fn a_projects_proxy_does_not_carry_the_export() {
     let user_settings = serde_json::json!({"env": {"http_proxy": user_proxy}}).to_string();
     let mut child = command
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", &url)
-        .env("http_proxy", &shell_proxy)
+        // The shell's in the other case: the settings' value wins whatever the case of
+        // either (found by review 38: `HTTP_PROXY` was looked up in both before
+        // `http_proxy`).
+        .env("HTTP_PROXY", &shell_proxy)
         .args(["run", "--json", "--mode", "bypassPermissions", "--settings"])
         .arg(&user_settings)
         .arg("-")
@@ -1480,4 +1483,30 @@ fn a_projects_proxy_does_not_carry_the_export() {
     );
     assert!(shell_proxied.lock().unwrap().is_empty());
     assert!(proxied.lock().unwrap().is_empty());
+
+    // Under CGI only the shell's `HTTP_PROXY` (either case) is passed over, as reqwest does
+    // (it may be a request's `Proxy:` header); `ALL_PROXY` still carries the export (found
+    // by review 38: every proxy was dropped).
+    project_env(serde_json::json!({}));
+    let (url, received) = collector();
+    let (header_proxy, header_proxied) = collector();
+    let (all_proxy, all_proxied) = collector();
+    let out = run(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+        ("REQUEST_METHOD", "GET"),
+        ("HTTP_PROXY", &header_proxy),
+        ("ALL_PROXY", &all_proxy),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(bodies(&received, "/v1/traces").is_empty());
+    let via = paths(&all_proxied);
+    assert!(
+        via.iter().any(|p| *p == format!("{url}/v1/traces")),
+        "{via:?}"
+    );
+    assert!(header_proxied.lock().unwrap().is_empty());
 }

@@ -171,7 +171,8 @@ fn why_not_in_session(name: &str, options: &session::SessionOptions) -> Option<(
         format!("it is not offered: {why}")
     } else if name == "ToolSearch" {
         "tool search is off (`ENABLE_TOOL_SEARCH` off, `CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS` \
-         set, or a proxy's `ANTHROPIC_BASE_URL` with `ENABLE_TOOL_SEARCH` unset)"
+         set to a true value, or a proxy's `ANTHROPIC_BASE_URL` with `ENABLE_TOOL_SEARCH` \
+         unset)"
             .to_owned()
     } else {
         "it is not enabled here".to_owned()

@@ -56,11 +56,34 @@ fn is_anthropic_host(base_url: &str) -> bool {
     host == "anthropic.com" || host.ends_with(".anthropic.com")
 }
 
+/// The whole number `text` begins with, as JavaScript's `parseInt(text, 10)` reads it:
+/// white space skipped, a sign, then digits up to the first other character (`5%` is 5,
+/// `1.5` is 1); `None` (NaN) without a digit. Saturates instead of growing past `i32`.
+fn js_parse_int(text: &str) -> Option<i32> {
+    let text = text.trim_start();
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    if end == 0 {
+        return None;
+    }
+    let magnitude = digits[..end].bytes().fold(0i32, |n, d| {
+        n.saturating_mul(10).saturating_add(i32::from(d - b'0'))
+    });
+    Some(if negative { -magnitude } else { magnitude })
+}
+
 impl ToolSearchMode {
     /// The mode from `ENABLE_TOOL_SEARCH` and `CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS`, as
     /// Claude Code reads them: `auto:0` or a truthy value -> always; `auto:100` or a defined
     /// falsy value (`0`, `false`, `no`, `off`) -> off; `auto` / `auto:N` -> auto at N%
-    /// (default 10); any other value -> the default, always; unset (or empty) -> always,
+    /// (default 10; N read as `parseInt` reads it, clamped to 0..=100: `auto:-1` is always,
+    /// `auto:5%` 5%); any other value (`AUTO` too) -> the default, always; unset (or empty) -> always,
     /// except against a base URL that is not an Anthropic host (a proxy), where it is off.
     pub fn from_env(base_url: &str) -> Self {
         let var = |name: &str| std::env::var(name).ok();
@@ -88,21 +111,26 @@ impl ToolSearchMode {
                 Self::Off
             };
         };
-        let value = value.trim().to_ascii_lowercase();
+        // `auto` is matched as written (not `AUTO`, not ` auto`), as Claude Code does; N is
+        // read as JavaScript's `parseInt` reads it (`5%` is 5, `1.5` is 1) and clamped to
+        // 0..=100, no number meaning the default, 10.
         if value == "auto" {
             return Self::Auto { percent: 10 };
         }
         if let Some(n) = value.strip_prefix("auto:") {
-            return match n.trim().parse::<u32>() {
-                Ok(0) => Self::Always,
-                Ok(p) if p >= 100 => Self::Off,
-                Ok(p) => Self::Auto { percent: p },
-                Err(_) => Self::Auto { percent: 10 },
+            return match js_parse_int(n).map(|p| p.clamp(0, 100)) {
+                Some(0) => Self::Always,
+                Some(100) => Self::Off,
+                Some(p) => Self::Auto {
+                    percent: p.unsigned_abs(),
+                },
+                None => Self::Auto { percent: 10 },
             };
         }
         // Truthy -> always; defined falsy -> off; any other value is neither and falls
         // through to the default, `tst` (always). Only an unset variable is off against a
         // proxy.
+        let value = value.trim().to_ascii_lowercase();
         if matches!(value.as_str(), "0" | "false" | "no" | "off") {
             Self::Off
         } else {
@@ -416,6 +444,25 @@ mod tests {
                 ToolSearchMode::Always,
                 "{other}"
             );
+        }
+        // `auto:N` is read as `parseInt` reads N, then clamped to 0..=100; `auto` is
+        // matched as written (found by review 38: `auto:5%` was auto at 10%, `AUTO` auto).
+        let cases = [
+            ("auto:5%", ToolSearchMode::Auto { percent: 5 }),
+            ("auto:1.5", ToolSearchMode::Auto { percent: 1 }),
+            ("auto: 7", ToolSearchMode::Auto { percent: 7 }),
+            ("auto:+30", ToolSearchMode::Auto { percent: 30 }),
+            ("auto:-1", ToolSearchMode::Always),
+            ("auto:250", ToolSearchMode::Off),
+            ("auto:99999999999999999999999", ToolSearchMode::Off),
+            ("auto:", ToolSearchMode::Auto { percent: 10 }),
+            ("auto:x5", ToolSearchMode::Auto { percent: 10 }),
+            ("AUTO", ToolSearchMode::Always),
+            (" auto", ToolSearchMode::Always),
+            ("AUTO:100", ToolSearchMode::Always),
+        ];
+        for (value, mode) in cases {
+            assert_eq!(m(Some(value), None, api), mode, "{value}");
         }
         // An empty value reads as unset (`!process.env.ENABLE_TOOL_SEARCH`).
         assert_eq!(m(Some(""), None, api), ToolSearchMode::Always);

@@ -61,7 +61,9 @@ pub enum ConfigScope {
     Dynamic,
     /// `managedMcpServers` in managed settings: remote servers provided to every user.
     Managed,
-    /// `~/.claude.json` → `projects[<project dir>].mcpServers` (private to one project).
+    /// `~/.claude.json` → `projects[<project dir>].mcpServers` and, inside a git repository,
+    /// `projects[<its root>].mcpServers`, where Claude Code keys them (private to one
+    /// project; the folder's own entry wins for a name).
     Local,
     /// `.mcp.json` in the project directory or a directory above it (shared through
     /// version control); the nearest one wins for a name.
@@ -298,7 +300,7 @@ pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 #[derive(Clone)]
 pub struct ConfigLoader {
     /// The project root: `.mcp.json` is read here and in each directory above it, and it
-    /// keys the local scope.
+    /// keys the local scope (with its git repository's root).
     pub project_dir: PathBuf,
     /// The file holding user and local servers: `$CLAUDE_CONFIG_DIR/.claude.json`, else
     /// `~/.claude.json`. `None` skips both scopes.
@@ -457,6 +459,21 @@ impl ConfigLoader {
             }
         }
         names
+    }
+
+    /// The keys of `.claude.json`'s `projects` whose servers are the local scope, nearest
+    /// first: the project directory's own, then its git repository's root
+    /// ([`tool_core::git_root`], as the trust record is read), which is where Claude Code
+    /// keys them (`getProjectPathForConfig`), so `claude mcp add` run anywhere in a
+    /// repository writes there and the servers are found from every folder of it. The
+    /// folder's own entry is still read, as it was before: it is the nearer one.
+    fn local_scope_keys(&self) -> Vec<String> {
+        let own = self.project_dir.to_string_lossy().into_owned();
+        let absolute = std::path::absolute(&self.project_dir).unwrap_or(self.project_dir.clone());
+        let root = tool_core::git_root(&absolute).map(|root| root.to_string_lossy().into_owned());
+        std::iter::once(own.clone())
+            .chain(root.filter(|root| *root != own))
+            .collect()
     }
 
     /// The `.mcp.json` files of the project scope, nearest first: the project directory's
@@ -701,9 +718,16 @@ impl ConfigLoader {
             if let Some(claude_json) = &self.claude_json
                 && let Some(doc) = read_json(claude_json, false, &mut diags)
             {
-                let key = self.project_dir.to_string_lossy().into_owned();
-                if let Some(project) = doc.get("projects").and_then(|p| p.get(&key)) {
-                    found.extend(self.parse_project_entry(&key, project, claude_json, &mut diags));
+                // The folder's own entry first: the merge keeps the first of equal scope.
+                for key in self.local_scope_keys() {
+                    if let Some(project) = doc.get("projects").and_then(|p| p.get(&key)) {
+                        found.extend(self.parse_project_entry(
+                            &key,
+                            project,
+                            claude_json,
+                            &mut diags,
+                        ));
+                    }
                 }
                 found.extend(self.parse_document_pending(
                     &doc,

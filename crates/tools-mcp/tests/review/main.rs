@@ -16,3 +16,4 @@ mod review31;
 mod review34_config;
 mod review34_mcpsec;
 mod review35_idless;
+mod review38_mcp;

@@ -1,0 +1,168 @@
+//! The 38th review's findings on the MCP client, against real files in temporary
+//! directories and real server processes:
+//! - local-scope servers (`~/.claude.json` → `projects[...]`), which Claude Code keys by the
+//!   repository's git root, were not loaded from a subdirectory of the repository;
+//! - `disabledMcpjsonServers` compared names exactly, so `my_docs` (the name tools and
+//!   permission rules spell) did not disable the `.mcp.json` server `my.docs`, which Claude
+//!   Code's normalised comparison does;
+//! - a result with only `structuredContent` gave PostToolUse hooks `[]` as `tool_response`
+//!   while the model was shown the structured content.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tools_mcp::{ConfigLoader, ConfigScope, Diagnostic, EnvLookup};
+fn env(pairs: &[(&str, &str)]) -> EnvLookup {
+    let map: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    Arc::new(move |k| map.get(k).cloned())
+}
+
+/// A loader for `project` whose `.claude.json` is in `config_dir`, with no managed
+/// directory.
+fn loader(project: &Path, config_dir: &Path) -> ConfigLoader {
+    let mut loader = ConfigLoader::new(project).with_env(env(&[
+        ("HOME", "/nonexistent-home"),
+        ("CLAUDE_CONFIG_DIR", config_dir.to_str().unwrap()),
+    ]));
+    loader.managed_dir = None;
+    loader
+}
+
+/// A real repository (`git init`) in a temporary directory, by its canonical path (as the
+/// binary names its working directory), with a subdirectory `sub/deeper`.
+fn repository() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = std::fs::canonicalize(dir.path()).unwrap().join("repo");
+    std::fs::create_dir_all(repo.join("sub/deeper")).unwrap();
+    let status = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&repo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    (dir, repo)
+}
+
+fn stdio_entry(tag: &str) -> Value {
+    json!({"type": "stdio", "command": "python3", "args": [tag], "env": {}})
+}
+
+/// A loaded server: its name, scope and (stdio) arguments.
+type Loaded = (String, ConfigScope, Vec<String>);
+
+fn loaded(loader: &ConfigLoader) -> (Vec<Loaded>, Vec<Diagnostic>) {
+    let (servers, diags) = loader.load();
+    let servers = servers
+        .into_iter()
+        .map(|s| {
+            let args = match s.transport {
+                tools_mcp::TransportConfig::Stdio { args, .. } => args,
+                _ => Vec::new(),
+            };
+            (s.name, s.scope, args)
+        })
+        .collect();
+    (servers, diags)
+}
+
+/// `claude mcp add loc -- …` run anywhere in a repository writes the server under the
+/// repository's root (Claude Code's `getProjectPathForConfig`), and Claude Code finds it from
+/// every folder of the repository.
+#[test]
+fn local_servers_keyed_by_the_git_root_load_from_a_subdirectory() {
+    let (dir, repo) = repository();
+    let config = dir.path().join("config");
+    std::fs::create_dir(&config).unwrap();
+    let root_key = repo.to_str().unwrap();
+    std::fs::write(
+        config.join(".claude.json"),
+        json!({"projects": {root_key: {"mcpServers": {"loc": stdio_entry("root")}}}}).to_string(),
+    )
+    .unwrap();
+    for folder in [repo.clone(), repo.join("sub"), repo.join("sub/deeper")] {
+        let (servers, diags) = loaded(&loader(&folder, &config));
+        assert_eq!(
+            servers,
+            [(
+                "loc".to_owned(),
+                ConfigScope::Local,
+                vec!["root".to_owned()]
+            )],
+            "from {}: {diags:?}",
+            folder.display()
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+    }
+}
+
+/// A folder's own entry (which Toolwright read before) is still read, and wins over the
+/// repository's for a name, as the nearer `.mcp.json` does; the repository's other servers
+/// load beside it, and a malformed server there is reported as in any entry.
+#[test]
+fn a_subdirectorys_own_entry_still_loads_and_wins_for_its_names() {
+    let (dir, repo) = repository();
+    let config = dir.path().join("config");
+    std::fs::create_dir(&config).unwrap();
+    let sub = repo.join("sub");
+    std::fs::write(
+        config.join(".claude.json"),
+        json!({"projects": {
+            repo.to_str().unwrap(): {"mcpServers": {
+                "both": stdio_entry("root"), "rootonly": stdio_entry("root"), "bad": {}}},
+            sub.to_str().unwrap(): {"mcpServers": {
+                "both": stdio_entry("sub"), "subonly": stdio_entry("sub")}},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let (servers, diags) = loaded(&loader(&sub, &config));
+    let local = |name: &str, tag: &str| (name.to_owned(), ConfigScope::Local, vec![tag.to_owned()]);
+    assert_eq!(
+        servers,
+        [
+            local("both", "sub"),
+            local("rootonly", "root"),
+            local("subonly", "sub")
+        ]
+    );
+    // The malformed entry of the repository's folder is reported, naming that entry.
+    let text: Vec<String> = diags.iter().map(ToString::to_string).collect();
+    assert!(
+        text.len() == 1 && text[0].contains("\"bad\"") && text[0].contains("\"command\""),
+        "{text:?}"
+    );
+    assert!(
+        diags[0]
+            .file
+            .as_deref()
+            .is_some_and(|f| f.ends_with(".claude.json")),
+        "{diags:?}"
+    );
+}
+
+/// Outside any repository only the folder's own entry counts, as before: a parent folder's
+/// entry is not the project's.
+#[test]
+fn outside_a_repository_a_parent_folders_entry_is_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let top = std::fs::canonicalize(dir.path()).unwrap().join("top");
+    std::fs::create_dir_all(top.join("sub")).unwrap();
+    let config = dir.path().join("config");
+    std::fs::create_dir(&config).unwrap();
+    std::fs::write(
+        config.join(".claude.json"),
+        json!({"projects": {top.to_str().unwrap(): {"mcpServers": {"loc": stdio_entry("top")}}}})
+            .to_string(),
+    )
+    .unwrap();
+    let (servers, diags) = loaded(&loader(&top.join("sub"), &config));
+    assert!(
+        servers.is_empty() && diags.is_empty(),
+        "{servers:?} {diags:?}"
+    );
+}

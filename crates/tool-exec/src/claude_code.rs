@@ -53,7 +53,15 @@ impl Permissions for PermissionEngine {
         ctx: &ToolUseContext,
         ask: PermissionResult,
     ) -> PermissionResult {
-        if ctx.permission().avoid_prompts && matches!(ask, PermissionResult::Ask { .. }) {
+        // The settings' `denyInsteadOfPrompting` holds where a host turned prompts back on
+        // (`agent` on a terminal, `serve`) too: the engine refuses the asks it decides, but
+        // an ask it did not decide (a PreToolUse hook's, an ask rule's after a
+        // PermissionRequest hook's allow) only comes here. A tool that exists to ask the user
+        // (AskUserQuestion, ExitPlanMode) still asks.
+        let perm = ctx.permission();
+        let refused = perm.avoid_prompts
+            || (perm.deny_instead_of_prompting && !tool.requires_user_interaction());
+        if refused && matches!(ask, PermissionResult::Ask { .. }) {
             return PermissionEngine::refuse_prompt(tool, ctx, &ask);
         }
         let (result, problems) =

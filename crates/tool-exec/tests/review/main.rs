@@ -12,3 +12,4 @@ mod review30_stuck;
 mod review31_pipeline;
 mod review34_exec;
 mod review37_telemetry;
+mod review38_prompting;

@@ -12,7 +12,9 @@
 //!   keeps the managed list only. An empty list allows nothing. The organisation's own
 //!   servers need no allow entry: every `managedMcpServers` entry, and every
 //!   `managed-mcp.json` entry that uses no `${VAR}`.
-//! - `disabledMcpjsonServers`: project (`.mcp.json`) servers the user rejected.
+//! - `disabledMcpjsonServers`: project (`.mcp.json`) servers the user rejected, by name
+//!   normalised on both sides as tool names are (`my_docs` rejects `my.docs`), as Claude
+//!   Code compares them.
 //! - `managedMcpServers` (managed settings only): remote servers provided to every user.
 //!
 //! Entries match by `serverName` (the configured label, exact), `serverCommand` (a stdio
@@ -75,6 +77,7 @@ pub struct McpPolicy {
     /// Where a `deniedMcpServers` list could not be read (`None`: a value without a file),
     /// in the order met: every server is blocked.
     deny_unreadable: Vec<Option<PathBuf>>,
+    /// The `disabledMcpjsonServers` names, normalised ([`crate::normalize_name_for_mcp`]).
     disabled_project_servers: BTreeSet<String>,
     /// A `disabledMcpjsonServers` could not be read: which project servers the user
     /// rejected is not known, so every one is left out.
@@ -197,8 +200,12 @@ impl McpPolicy {
             Some(Value::Array(items)) => {
                 for item in items {
                     match item.as_str() {
+                        // Compared normalised, as Claude Code's `getProjectMcpServerStatus`
+                        // does: `my_docs`, as tools and permission rules spell the server,
+                        // disables `my.docs` too.
                         Some(name) => {
-                            self.disabled_project_servers.insert(name.to_owned());
+                            self.disabled_project_servers
+                                .insert(crate::normalize_name_for_mcp(name));
                         }
                         None => diags.push(Diagnostic::warning(
                             None,
@@ -299,10 +306,15 @@ impl McpPolicy {
         self
     }
 
-    /// Whether `name` is listed in `disabledMcpjsonServers`, or a `disabledMcpjsonServers`
-    /// could not be read (then every project server is).
+    /// Whether `name` is listed in `disabledMcpjsonServers` (both normalised as tool names
+    /// are, [`crate::normalize_name_for_mcp`]: `my_docs` there disables `my.docs`, as in
+    /// Claude Code), or a `disabledMcpjsonServers` could not be read (then every project
+    /// server is).
     pub fn is_project_server_disabled(&self, name: &str) -> bool {
-        self.disabled_project_servers_unreadable || self.disabled_project_servers.contains(name)
+        self.disabled_project_servers_unreadable
+            || self
+                .disabled_project_servers
+                .contains(&crate::normalize_name_for_mcp(name))
     }
 
     /// Whether any allowlist or denylist is set (a policy with neither lets every server

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tools_mcp::{ConfigLoader, ConfigScope, Diagnostic, EnvLookup};
+use tools_mcp::{ConfigLoader, ConfigScope, Diagnostic, EnvLookup, McpPolicy};
 fn env(pairs: &[(&str, &str)]) -> EnvLookup {
     let map: HashMap<String, String> = pairs
         .iter()
@@ -165,4 +165,33 @@ fn outside_a_repository_a_parent_folders_entry_is_not_read() {
         servers.is_empty() && diags.is_empty(),
         "{servers:?} {diags:?}"
     );
+}
+/// `disabledMcpjsonServers` names match as Claude Code's `getProjectMcpServerStatus`
+/// compares them: both normalised (`normalizeNameForMCP`), so the name the tools and rules
+/// spell (`my_docs`) disables `my.docs`, and the raw name still does.
+#[test]
+fn disabled_mcpjson_servers_compare_normalised_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(dir.path()).unwrap().join("proj");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(
+        project.join(".mcp.json"),
+        json!({"mcpServers": {
+            "my.docs": stdio_entry("a"), "team docs": stdio_entry("b"),
+            "raw.name": stdio_entry("c"), "under_score": stdio_entry("d"),
+            "kept": stdio_entry("e"),
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let settings =
+        json!({"disabledMcpjsonServers": ["my_docs", "team_docs", "raw.name", "under.score"]});
+    let (policy, problems) = McpPolicy::from_settings([(false, None, &settings)]);
+    assert!(problems.is_empty(), "{problems:?}");
+    let config = dir.path().join("config");
+    std::fs::create_dir(&config).unwrap();
+    let loader = loader(&project, &config).with_policy(policy);
+    let (servers, diags) = loaded(&loader);
+    let names: Vec<&str> = servers.iter().map(|(n, ..)| n.as_str()).collect();
+    assert_eq!(names, ["kept"], "{diags:?}");
 }

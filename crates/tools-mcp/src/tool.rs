@@ -283,8 +283,9 @@ pub(crate) fn described(value: &Value) -> String {
 /// Maps a `CallToolResult` (as JSON) to a tool result: text, images, resource links and
 /// embedded resources become content blocks (without them, a legacy `toolResult` or else
 /// `structuredContent` is shown as text); `structuredContent` and `_meta` go to
-/// [`McpMeta`]; `isError: true` (or any value but a boolean) becomes `Err` with the
-/// server's text. Output with images over `max_tokens` (estimated at 4 characters a token,
+/// [`McpMeta`]. [`ToolOutput::structured`], what hooks see, is the raw `content` array, or
+/// the text shown in its place when it is empty. `isError: true` (or any value but a
+/// boolean) becomes `Err` with the server's text. Output with images over `max_tokens` (estimated at 4 characters a token,
 /// [`IMAGE_TOKEN_ESTIMATE`] an image) is cut with a note. Text alone is left whole, as Claude
 /// Code leaves it: the pipeline
 /// saves what is over the tool's [`max_result_size`](Tool::max_result_size) to a file and
@@ -297,15 +298,22 @@ pub fn map_call_result(
 ) -> Result<ToolResult, ToolError> {
     let content = raw["content"].as_array().cloned().unwrap_or_default();
     let mut blocks: Vec<ContentBlock> = content.iter().map(map_block).collect();
+    // What hooks see (`tool_response`): the raw `content` array, or, when there is none to
+    // show and the model is shown a legacy `toolResult` or the `structuredContent` as text,
+    // that same text, as Claude Code's `transformMCPResult` gives its hooks (a hook that
+    // audits or redacts MCP output must see what the model sees).
+    let mut hook_output = None;
     // The result of servers older than `content` (`toolResult`): its value as text, as
     // Claude Code shows it (`String(result.toolResult)`; here a non-string as JSON).
     if blocks.is_empty()
         && let Some(legacy) = raw.get("toolResult").filter(|v| !v.is_null())
     {
-        blocks.push(ContentBlock::text(match legacy {
+        let text = match legacy {
             Value::String(text) => text.clone(),
             other => other.to_string(),
-        }));
+        };
+        hook_output = Some(Value::String(text.clone()));
+        blocks.push(ContentBlock::text(text));
     }
     // `isError` is a boolean in MCP's schema. Another value (`"yes"`, `"true"`, `1`) is no
     // success: the TypeScript SDK (Claude Code's client) refuses such a result whole, and
@@ -350,7 +358,9 @@ pub fn map_call_result(
     if blocks.is_empty()
         && let Some(sc) = &structured_content
     {
-        blocks.push(ContentBlock::text(sc.to_string()));
+        let text = sc.to_string();
+        hook_output = Some(Value::String(text.clone()));
+        blocks.push(ContentBlock::text(text));
     }
     let has_image = blocks
         .iter()
@@ -366,7 +376,7 @@ pub fn map_call_result(
     };
     let mut result = ToolResult::new(ToolOutput {
         content: content_out,
-        structured: Value::Array(content),
+        structured: hook_output.unwrap_or(Value::Array(content)),
     });
     let meta = raw.get("_meta").cloned();
     if meta.is_some() || structured_content.is_some() {

@@ -11,9 +11,14 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
+use crate::common::{call, python_server, tool};
 use serde_json::{Value, json};
-use tools_mcp::{ConfigLoader, ConfigScope, Diagnostic, EnvLookup, McpPolicy};
+use tools_mcp::{
+    ConfigLoader, ConfigScope, Diagnostic, EnvLookup, McpManager, McpOptions, McpPolicy,
+};
+
 fn env(pairs: &[(&str, &str)]) -> EnvLookup {
     let map: HashMap<String, String> = pairs
         .iter()
@@ -166,6 +171,7 @@ fn outside_a_repository_a_parent_folders_entry_is_not_read() {
         "{servers:?} {diags:?}"
     );
 }
+
 /// `disabledMcpjsonServers` names match as Claude Code's `getProjectMcpServerStatus`
 /// compares them: both normalised (`normalizeNameForMCP`), so the name the tools and rules
 /// spell (`my_docs`) disables `my.docs`, and the raw name still does.
@@ -194,4 +200,67 @@ fn disabled_mcpjson_servers_compare_normalised_names() {
     let (servers, diags) = loaded(&loader);
     let names: Vec<&str> = servers.iter().map(|(n, ..)| n.as_str()).collect();
     assert_eq!(names, ["kept"], "{diags:?}");
+}
+
+/// A result whose `content` is empty and whose data is in `structuredContent` gives
+/// PostToolUse hooks (`ToolOutput::structured`, their `tool_response`) what the model is
+/// shown: the JSON text of the structured content, as Claude Code's `transformMCPResult`
+/// does. The same holds for a legacy `toolResult`. A result with content keeps the raw
+/// `content` array for hooks.
+#[tokio::test]
+async fn a_result_with_only_structured_content_gives_hooks_what_the_model_sees() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = python_server(
+        dir.path(),
+        "s",
+        "structured",
+        r#"if m == "initialize":
+    answer(i, init(msg, {"tools": {}}))
+elif m == "tools/list":
+    answer(i, {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in ("only", "legacy", "both")]})
+elif m == "tools/call":
+    n = msg["params"]["name"]
+    if n == "only":
+        answer(i, {"content": [], "structuredContent": {"customer": "ACME", "card": "4111"}})
+    elif n == "legacy":
+        answer(i, {"toolResult": {"total": 3}})
+    else:
+        answer(i, {"content": [{"type": "text", "text": "ACME"}], "structuredContent": {"customer": "ACME"}})
+elif i is not None:
+    answer(i, {})"#,
+    );
+    let mut opts = McpOptions::from_lookup(std::env::temp_dir(), &|_: &str| None);
+    opts.startup_timeout = Duration::from_secs(20);
+    let (manager, diags) = McpManager::connect(vec![server], opts).await;
+    assert!(diags.is_empty(), "{diags:?}");
+
+    let only = call(&tool(&manager, "mcp__s__only"), json!({}))
+        .await
+        .unwrap();
+    let shown = only.data.content.joined_text();
+    assert_eq!(
+        serde_json::from_str::<Value>(&shown).unwrap(),
+        json!({"customer": "ACME", "card": "4111"})
+    );
+    assert_eq!(only.data.structured, Value::String(shown));
+
+    let legacy = call(&tool(&manager, "mcp__s__legacy"), json!({}))
+        .await
+        .unwrap();
+    let shown = legacy.data.content.joined_text();
+    assert_eq!(
+        serde_json::from_str::<Value>(&shown).unwrap(),
+        json!({"total": 3})
+    );
+    assert_eq!(legacy.data.structured, Value::String(shown));
+
+    let both = call(&tool(&manager, "mcp__s__both"), json!({}))
+        .await
+        .unwrap();
+    assert_eq!(both.data.content.joined_text(), "ACME");
+    assert_eq!(
+        both.data.structured,
+        json!([{"type": "text", "text": "ACME"}])
+    );
+    manager.shutdown().await;
 }

@@ -728,7 +728,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     if hard.is_cancelled() {
         // After SIGTERM or a second Ctrl-C: the servers get a short grace to stop what
         // their cancelled calls run (a kill on the spot leaves a served command running).
-        let _ = super::end_mcp_servers_after_signal(&session).await;
+        let _ = super::end_mcp_servers_after_signal(&session, &mut super::Signals::install()).await;
     } else {
         session.close_mcp().await;
     }

@@ -315,7 +315,7 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
         outln!("\nThe demo was cancelled by a signal.");
         // The bundled MCP server gets a moment to end (and to remove its session
         // directory); a second signal ends it.
-        let code = super::end_mcp_servers_after_signal(&session)
+        let code = super::end_mcp_servers_after_signal(&session, &mut super::Signals::install())
             .await
             .unwrap_or(code);
         return ExitCode::from(code);

@@ -690,10 +690,14 @@ pub(crate) const MCP_SIGNAL_GRACE: Duration = Duration::from_secs(3);
 /// is killed with what is left of its process group (as MCP's stdio shutdown prescribes,
 /// shortened). A server that runs commands in process groups of their own (`toolwright
 /// serve`) stops them on SIGTERM, where a kill on the spot would leave them running. Another
-/// signal ends the wait at once (the servers left are killed): its exit status is returned.
-pub(crate) async fn end_mcp_servers_after_signal(session: &Session) -> Option<u8> {
+/// signal (read from `signals`: the command's own handlers where it still holds them, so
+/// that none comes in between unseen and the first one's repeat is known as such) ends the
+/// wait at once (the servers left are killed): its exit status is returned.
+pub(crate) async fn end_mcp_servers_after_signal(
+    session: &Session,
+    signals: &mut Signals,
+) -> Option<u8> {
     let mcp = session.mcp.as_ref()?;
-    let mut signals = Signals::install();
     tokio::select! {
         () = mcp.terminate(MCP_SIGNAL_GRACE) => None,
         code = signals.next() => Some(code),

@@ -897,7 +897,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         eoutln!("toolwright run: cancelled by a signal");
         // The MCP servers get a moment to end what they run for the calls (a second signal
         // ends it).
-        let code = super::end_mcp_servers_after_signal(&session)
+        let code = super::end_mcp_servers_after_signal(&session, &mut super::Signals::install())
             .await
             .unwrap_or(code);
         return ExitCode::from(code);

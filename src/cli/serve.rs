@@ -261,8 +261,9 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
                     }
                 }
                 // The upstream servers get a short grace to stop what the cancelled calls
-                // run (a kill on the spot leaves a command of theirs running).
-                let _ = super::end_mcp_servers_after_signal(&session).await;
+                // run (a kill on the spot leaves a command of theirs running); the same
+                // handlers still watch for a second signal.
+                let _ = super::end_mcp_servers_after_signal(&session, &mut signals).await;
                 return ExitCode::from(code);
             }
         };
@@ -270,9 +271,9 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
         // closed); a signal then kills what is left of them.
         tokio::select! {
             () = session.close_mcp() => {}
-            Ok(signalled) = &mut signalled => {
-                let _ = super::end_mcp_servers_after_signal(&session).await;
-                return ExitCode::from(signalled.code);
+            Ok(Signalled { code, mut signals, .. }) = &mut signalled => {
+                let _ = super::end_mcp_servers_after_signal(&session, &mut signals).await;
+                return ExitCode::from(code);
             }
         }
         return code;
@@ -347,7 +348,7 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     if signalled.load(Ordering::SeqCst) == 0 {
         session.close_mcp().await;
     } else {
-        let _ = super::end_mcp_servers_after_signal(&session).await;
+        let _ = super::end_mcp_servers_after_signal(&session, &mut super::Signals::install()).await;
     }
     drop(session);
     match signalled.load(Ordering::SeqCst) {

@@ -878,6 +878,16 @@ impl ToolServer {
                 let mut waiting = std::collections::VecDeque::new();
                 let mut ended = None;
                 loop {
+                    // A call cancelled (the server shutting down, the request cancelled, its
+                    // session ended) that has ended starts no new report: a report may then
+                    // never be sent (rmcp stops sending once the client's input has ended),
+                    // and the call's answer must not wait for it, nor follow one begun after
+                    // it. The reports still waiting are dropped.
+                    if cancelled.is_cancelled()
+                        && let Some(outcome) = ended.take()
+                    {
+                        break outcome;
+                    }
                     while let Ok(report) = reports.try_recv() {
                         queue_report(&mut waiting, report);
                     }
@@ -894,18 +904,11 @@ impl ToolServer {
                                 outcome = &mut run => ended = Some(outcome),
                             }
                         }
-                        // Unless the call was cancelled (the server shutting down, the
-                        // request cancelled, its session ended): a report may then never
-                        // be sent (rmcp stops sending once the client's input has ended),
-                        // and the call's answer must not wait for it. The reports still
-                        // waiting are dropped with it.
+                        // Unless the call was cancelled: then the answer goes now (above).
                         tokio::select! {
                             biased;
-                            () = &mut send => continue,
+                            () = &mut send => {}
                             () = cancelled.cancelled() => {}
-                        }
-                        if let Some(outcome) = ended.take() {
-                            break outcome;
                         }
                         continue;
                     }

@@ -488,8 +488,9 @@ fn untrusted_certificate() -> String {
 /// As Claude Code, the new host is checked against the deny and ask rules only (a deny or
 /// ask rule on `www.example.com` holds when `example.com` redirects there), not against
 /// the allow rules: in a session that asks, a fetch of the new host would ask, and the same
-/// site is taken as one. **Decision**: in a session that cannot ask (dontAsk mode, or
-/// `avoid_prompts`, a background agent), where a fetch of a host no allow rule covers is
+/// site is taken as one. **Decision**: in a session that cannot ask (dontAsk mode,
+/// `avoid_prompts`, a background agent, or the settings' `denyInsteadOfPrompting`, also
+/// where the host turned prompts back on), where a fetch of a host no allow rule covers is
 /// refused, the redirect is followed only when the whole decision for the new URL is an
 /// allow (an allow rule covers it); otherwise it is handed back, so that with only
 /// `WebFetch(domain:www.example.com)` allowed, `www.example.com` cannot serve
@@ -502,7 +503,9 @@ fn untrusted_certificate() -> String {
 /// session cannot ask.
 async fn redirect_clear(url: &Url, ctx: &ToolUseContext) -> bool {
     let perm = ctx.permission();
-    let cannot_ask = perm.mode == tool_core::PermissionMode::DontAsk || perm.avoid_prompts;
+    let cannot_ask = perm.mode == tool_core::PermissionMode::DontAsk
+        || perm.avoid_prompts
+        || perm.deny_instead_of_prompting;
     let engine = match ctx.app_state().get::<tool_perms::SessionEngine>() {
         Some(tool_perms::SessionEngine(engine)) => engine,
         None => {

@@ -36,3 +36,4 @@ mod review34_task_modes;
 mod review35_bash;
 mod review35_encodings;
 mod review35_grep;
+mod review38_prompting;

@@ -110,6 +110,12 @@ pub(crate) fn user_state_files(
         .collect()
 }
 
+/// Whether `path` is this session's plan file ([`ToolUseContext::plan_file`]), the file
+/// itself ([`plain_plan_file`]).
+fn own_plan_file(path: &Path, ctx: &ToolUseContext) -> bool {
+    ctx.plan_file().is_some_and(|plan| plan == path) && plain_plan_file(path)
+}
+
 /// Whether the plan file `path` is the file itself, or not there yet: no symbolic or hard
 /// link of it, and no symbolic link for its directory (a write there must land in the
 /// plans directory, on no other file).
@@ -1387,8 +1393,7 @@ impl PermissionEngine {
         // the file, hard or symbolic, or of the plans directory), or none yet.
         if perm.mode == PermissionMode::Plan
             && let Some(PermissionSubject::Path { path, .. }) = subject_in(tool, input, ctx)
-            && ctx.plan_file().is_some_and(|plan| plan == path)
-            && plain_plan_file(&path)
+            && own_plan_file(&path, ctx)
         {
             let mut g = Finding::new(Kind::Allow, "").reason(DecisionReason::Mode {
                 mode: PermissionMode::Plan,
@@ -1813,8 +1818,9 @@ impl PermissionEngine {
     /// the settings block (`blockReadsOutsideWorkingDirectories`,
     /// `blockWritesOutsideWorkingDirectories`): in every mode, whatever allow rule matches,
     /// telling the model to have the user add the directory. A deny rule's denial is said
-    /// before it; what the session keeps for itself stays reachable (its saved tool results,
-    /// plan mode's own file). `None` when nothing blocks.
+    /// before it; what the session keeps for itself stays reachable (its saved tool results
+    /// to read, plan mode's own file to read and write: [`Self::read_blocked`]). `None` when
+    /// nothing blocks.
     fn blocked_outside(
         &self,
         path: &Path,
@@ -1822,34 +1828,26 @@ impl PermissionEngine {
         ctx: &ToolUseContext,
     ) -> Option<Finding> {
         let perm = ctx.permission();
+        let resolved = resolve_symlinks(path);
         let (key, verb) = match access {
-            FileAccess::Read if perm.block_reads_outside_working_dirs => {
+            FileAccess::Read if self.read_blocked(path, &resolved, ctx) => {
                 ("blockReadsOutsideWorkingDirectories", "Reading")
             }
-            FileAccess::Write if perm.block_writes_outside_working_dirs => {
+            FileAccess::Write
+                if perm.block_writes_outside_working_dirs
+                    && !self.inside_working_dirs(&resolved, ctx)
+                    && !(perm.mode == PermissionMode::Plan && own_plan_file(path, ctx)) =>
+            {
                 ("blockWritesOutsideWorkingDirectories", "Writing to")
             }
             _ => return None,
         };
-        let resolved = resolve_symlinks(path);
-        let inside = self.inside_working_dirs(&resolved, ctx);
-        let own = match access {
-            FileAccess::Read => inside_results_dir(path, &resolved, ctx),
-            FileAccess::Write => {
-                perm.mode == PermissionMode::Plan
-                    && ctx.plan_file().is_some_and(|plan| plan == path)
-                    && plain_plan_file(path)
-            }
-        };
-        if inside || own {
-            return None;
-        }
         let asked = shown_with_link_target(path, &resolved);
         Some(
             Finding::new(
                 Kind::Deny,
                 format!(
-                    "{verb} {asked} is blocked: it is outside the working directories, and the settings' `permissions.{key}` is on. Do not retry this call; if the file is needed, ask the user to add its directory as a working directory (for example with --add-dir, or `permissions.additionalDirectories` in the settings)."
+                    "{verb} {asked} is blocked: it is outside the working directories, and the settings' `permissions.{key}` is on. Do not retry this call; if the file is needed, ask the user to add its directory as a working directory (`permissions.additionalDirectories` in the settings)."
                 ),
             )
             .reason(DecisionReason::WorkingDir {
@@ -1858,6 +1856,43 @@ impl PermissionEngine {
                 ),
             }),
         )
+    }
+
+    /// Whether the settings' `permissions.blockReadsOutsideWorkingDirectories` blocks reading
+    /// `path` (`resolved`: with its links resolved): the switch is on and the path is outside
+    /// the working directories and what the session keeps for itself, its saved tool
+    /// results and its plan file (which plan mode tells the model to read, in any mode: it
+    /// is the session's own). A file tool is denied such a read ([`Self::blocked_outside`]),
+    /// a shell command asked about it ([`Self::read_block_ask`]).
+    fn read_blocked(&self, path: &Path, resolved: &Path, ctx: &ToolUseContext) -> bool {
+        ctx.permission().block_reads_outside_working_dirs
+            && !self.inside_working_dirs(resolved, ctx)
+            && !inside_results_dir(path, resolved, ctx)
+            && !own_plan_file(path, ctx)
+    }
+
+    /// The question about a shell command's `access` to `path` (`resolved`: with its links
+    /// resolved) that [`Self::read_blocked`] blocks: asked in every mode, bypassPermissions
+    /// included. Its reason is a safety check's, which no allow rule settles (nor is the
+    /// model told one would). A path written counts as one read: what a command writes
+    /// outside it may read there too (rsync's source, `sort -o`'s input, a link's target read
+    /// back through the link).
+    fn read_block_ask(&self, path: &Path, resolved: &Path, access: FileAccess) -> Finding {
+        let asked = shown_with_link_target(path, resolved);
+        let what = match access {
+            FileAccess::Read => format!("read from {asked}"),
+            FileAccess::Write => {
+                format!("use {asked} (what a command writes, copies or links there it may read)")
+            }
+        };
+        Finding::new(
+            Kind::Ask,
+            format!("Claude requested permissions to {what}, which is outside the working directories, and the settings' `permissions.blockReadsOutsideWorkingDirectories` is on: it needs manual approval."),
+        )
+        .reason(DecisionReason::SafetyCheck {
+            reason: format!("{asked} is outside the working directories (`permissions.blockReadsOutsideWorkingDirectories`)"),
+        })
+        .immune()
     }
 
     fn content_rules<'a>(
@@ -2130,18 +2165,8 @@ impl PermissionEngine {
                 // Blocked reads outside the working directories: a file tool is denied them
                 // (`check_subject`); a shell command that reads one is asked about in every
                 // mode, no allow rule (nor an Edit rule's read) settling it.
-                if ctx.permission().block_reads_outside_working_dirs
-                    && !self.inside_working_dirs(&resolved, ctx)
-                    && !inside_results_dir(path, &resolved, ctx)
-                {
-                    return Finding::new(
-                        Kind::Ask,
-                        format!("Claude requested permissions to read from {asked}, which is outside the working directories, and the settings' `permissions.blockReadsOutsideWorkingDirectories` is on: it needs manual approval."),
-                    )
-                    .reason(DecisionReason::WorkingDir {
-                        reason: format!("{asked} is outside the working directories (`permissions.blockReadsOutsideWorkingDirectories`)"),
-                    })
-                    .immune();
+                if self.read_blocked(path, &resolved, ctx) {
+                    return self.read_block_ask(path, &resolved, FileAccess::Read);
                 }
                 if let Some(what) = self.windows_alias(path, &resolved, false, ctx) {
                     // Asked even in bypass mode (Claude Code's read check lets bypass through):
@@ -2315,6 +2340,19 @@ impl PermissionEngine {
             FileAccess::Read
         };
         let f = self.check_path(set, path, access, ctx);
+        // With reads outside blocked, a path outside written is asked about as one read (the
+        // read check asked already): what a command writes there it may read there too,
+        // whatever allows the write.
+        let settled = f.kind == Kind::Deny || (f.kind == Kind::Ask && f.immune);
+        if !settled
+            && access == FileAccess::Write
+            && ctx.permission().block_reads_outside_working_dirs
+        {
+            let resolved = resolve_symlinks(path);
+            if self.read_blocked(path, &resolved, ctx) {
+                return Some(self.read_block_ask(path, &resolved, access));
+            }
+        }
         match f.kind {
             Kind::Deny => Some(f),
             Kind::Ask if f.immune => Some(f),
@@ -2507,8 +2545,10 @@ impl PermissionEngine {
     /// The configuration files a git command prints values from ([`git_config_files`]),
     /// held against the Read deny and ask rules: `git remote -v` shows a token in a
     /// remote's URL as `cat .git/config` does. Only the rules: reading git's own
-    /// configuration outside the working directories asks nothing by itself. The
-    /// repository's own files are found from where the command runs.
+    /// configuration outside the working directories asks nothing by itself, unless the
+    /// settings block reads outside them (`blockReadsOutsideWorkingDirectories`: the user's
+    /// `~/.gitconfig` printed is asked about as a `cat` of it is). The repository's own
+    /// files are found from where the command runs.
     fn git_config_read(
         &self,
         set: &RuleSet,
@@ -2517,7 +2557,7 @@ impl PermissionEngine {
         ctx: &ToolUseContext,
         git_env: bool,
     ) -> Option<Finding> {
-        if !self.has_path_rules(set, PathUse::Read) {
+        if !self.unseen_paths_ask(set, PathUse::Read, ctx) {
             return None;
         }
         let text = sub.raw_text();
@@ -2539,6 +2579,7 @@ impl PermissionEngine {
                     format!(
                         "`{text}` prints configuration from files that cannot be checked: {why}."
                     ),
+                    ctx,
                 );
                 return Some(f.sub(text));
             }
@@ -2697,6 +2738,7 @@ impl PermissionEngine {
                     set,
                     use_,
                     format!("`{text}` {what} that cannot be checked."),
+                    ctx,
                 );
                 worst = Some(pick(worst, f.sub(text.clone())));
                 continue;
@@ -2763,12 +2805,13 @@ impl PermissionEngine {
         if sub.appended_args || reads_listed_files(name, words) {
             // Its paths arrive on stdin or in a list file: never auto-allowed (read-only and
             // acceptEdits skip it), but an explicit prefix rule may allow it, unless path rules
-            // could be dodged.
-            let unchecked = self.has_path_rules(set, use_).then(|| {
+            // could be dodged or reads outside the working directories are blocked.
+            let unchecked = self.unseen_paths_ask(set, use_, ctx).then(|| {
                 self.unchecked_path(
                     set,
                     use_,
                     format!("`{text}` gets its paths from its input, which cannot be checked."),
+                    ctx,
                 )
                 .sub(text.clone())
             });
@@ -2800,20 +2843,24 @@ impl PermissionEngine {
                 set,
                 PathUse::Write,
                 format!("`{text}` runs with a configuration from its environment, which may name files that cannot be checked."),
+                ctx,
             );
             worst = Some(pick(worst, f.sub(text.clone())));
         }
         // Its paths are still checked: a deny stays a deny.
         // An awk program that may open files itself: they cannot be checked. Asked only
-        // when a path rule could be dodged (a comparison reads like a redirection).
+        // when a path rule could be dodged or reads outside the working directories are
+        // blocked (a comparison reads like a redirection).
         if name == "awk"
-            && (self.has_path_rules(set, PathUse::Write) || self.has_path_rules(set, PathUse::Read))
+            && (self.unseen_paths_ask(set, PathUse::Write, ctx)
+                || self.unseen_paths_ask(set, PathUse::Read, ctx))
             && awk_may_use_other_files(words)
         {
             let f = self.unchecked_path(
                 set,
                 PathUse::Write,
                 format!("`{text}` runs an awk program that may open files it names itself, which cannot be checked."),
+                ctx,
             );
             worst = Some(f.sub(text.clone()));
         }
@@ -3140,6 +3187,7 @@ impl PermissionEngine {
                         set,
                         PathUse::Read,
                         format!("`{text}` runs {reason}, which cannot be checked."),
+                        ctx,
                     )
                     .sub(text.clone())
                 };
@@ -3218,7 +3266,7 @@ impl PermissionEngine {
                             let message = format!(
                                 "`{text}` uses a computed path ({raw}), which cannot be checked."
                             );
-                            let f = self.computed_path(set, &raw, use_, removes_tree, message);
+                            let f = self.computed_path(set, &raw, use_, removes_tree, message, ctx);
                             worst = Some(pick(worst, f.sub(text.clone())));
                         }
                         continue;
@@ -3236,7 +3284,7 @@ impl PermissionEngine {
                         arg.raw
                     );
                     let removes_tree = removes_whole(index);
-                    let f = self.computed_path(set, &spelled, use_, removes_tree, message);
+                    let f = self.computed_path(set, &spelled, use_, removes_tree, message, ctx);
                     worst = Some(pick(worst, f.sub(text.clone())));
                     continue;
                 }
@@ -3250,6 +3298,7 @@ impl PermissionEngine {
                             "`{text}` uses a path through /proc ({}), which names what the shell sees and cannot be checked.",
                             arg.raw
                         ),
+                        ctx,
                     );
                     worst = Some(pick(worst, f.sub(text.clone())));
                 }
@@ -3277,6 +3326,7 @@ impl PermissionEngine {
                             "`{text}` uses a relative path ({}) after a `cd` to a directory that is not known.",
                             arg.raw
                         ),
+                        ctx,
                     );
                     worst = Some(pick(worst, f.sub(text.clone())));
                     continue;
@@ -3352,6 +3402,7 @@ impl PermissionEngine {
                                     "`{text}` uses a glob ({}) that cannot be checked.",
                                     arg.raw
                                 ),
+                                ctx,
                             );
                             worst = Some(pick(worst, f.sub(text.clone())));
                             continue;
@@ -3370,6 +3421,7 @@ impl PermissionEngine {
                             set,
                             use_,
                             format!("`{text}` names more than {MAX_CHECKED_PATHS} paths; they were not all checked."),
+                            ctx,
                         );
                         return Some(pick(worst, f.sub(text)));
                     }
@@ -3422,6 +3474,7 @@ impl PermissionEngine {
                         filled.get_or_init(|| self.filled_before(analysis, Some(sub), ctx)),
                         &text,
                         true,
+                        ctx,
                     ) {
                         worst = Some(pick(worst, f));
                     }
@@ -3839,6 +3892,7 @@ impl PermissionEngine {
                 format!(
                     "`{text}` prints files of the repository it does not name, which cannot be checked against the {rules}."
                 ),
+                ctx,
             )
             .sub(text)
         })
@@ -4345,6 +4399,15 @@ impl PermissionEngine {
         }
     }
 
+    /// Whether a path used this way that cannot be seen (computed, fed by xargs) is asked
+    /// about even where the mode or an allow rule would let the command run: Read/Edit deny
+    /// or ask rules exist that it could match ([`Self::has_path_rules`]), or the settings
+    /// block reads outside the working directories (`blockReadsOutsideWorkingDirectories`),
+    /// where it may be, read or written.
+    fn unseen_paths_ask(&self, set: &RuleSet, use_: PathUse, ctx: &ToolUseContext) -> bool {
+        self.has_path_rules(set, use_) || ctx.permission().block_reads_outside_working_dirs
+    }
+
     /// Whether Read/Edit deny or ask rules exist that a path used this way could match.
     fn has_path_rules(&self, set: &RuleSet, use_: PathUse) -> bool {
         let read = !set.read[bi(RuleBehavior::Deny)].is_empty()
@@ -4594,12 +4657,13 @@ impl PermissionEngine {
         use_: PathUse,
         removal: bool,
         message: String,
+        ctx: &ToolUseContext,
     ) -> Finding {
         match computed_path_safety(raw, use_, removal) {
             Some(why) => Finding::new(Kind::Ask, format!("{message} {why}"))
                 .reason(DecisionReason::SafetyCheck { reason: why })
                 .immune(),
-            None => self.unchecked_path(set, use_, message),
+            None => self.unchecked_path(set, use_, message, ctx),
         }
     }
 
@@ -4613,13 +4677,14 @@ impl PermissionEngine {
         use_: PathUse,
         reading: GlobReading,
         message: String,
+        ctx: &ToolUseContext,
     ) -> Finding {
         let text: String = raw.chars().filter(|c| !matches!(c, '"' | '\'')).collect();
         match protected_glob_reason(&text, reading.dotglob).filter(|_| use_ == PathUse::Write) {
             Some(why) => Finding::new(Kind::Ask, format!("{message} {why}"))
                 .reason(DecisionReason::SafetyCheck { reason: why })
                 .immune(),
-            None => self.unchecked_path(set, use_, message),
+            None => self.unchecked_path(set, use_, message, ctx),
         }
     }
 
@@ -4658,6 +4723,7 @@ impl PermissionEngine {
     /// a link); a read, or a redirection's write (`ordered` false: a redirection is not
     /// known to come after the command, `tar -xvf a.tar > list.txt` is opened first), is a
     /// path that cannot be checked.
+    #[allow(clippy::too_many_arguments)]
     fn under_filled(
         &self,
         set: &RuleSet,
@@ -4666,6 +4732,7 @@ impl PermissionEngine {
         filled: &[(PathBuf, String)],
         text: &str,
         ordered: bool,
+        ctx: &ToolUseContext,
     ) -> Option<Finding> {
         let path = normalize_lexically(path);
         let (dir, by) = filled
@@ -4684,19 +4751,31 @@ impl PermissionEngine {
         Some(if use_ == PathUse::Write && ordered {
             Finding::safety_ask(why, text)
         } else {
-            self.unchecked_path(set, use_, format!("{why}.")).sub(text)
+            self.unchecked_path(set, use_, format!("{why}."), ctx)
+                .sub(text)
         })
     }
 
-    fn unchecked_path(&self, set: &RuleSet, use_: PathUse, message: String) -> Finding {
+    /// The question about a path that cannot be seen, `message` saying why: asked even in
+    /// bypass mode, no allow rule settling it, where it could dodge a Read/Edit deny or ask
+    /// rule, or be outside the working directories while the settings block reads there.
+    fn unchecked_path(
+        &self,
+        set: &RuleSet,
+        use_: PathUse,
+        message: String,
+        ctx: &ToolUseContext,
+    ) -> Finding {
         let f = Finding::new(Kind::Ask, message);
-        if self.has_path_rules(set, use_) {
-            let why = "a path that cannot be computed could match a Read/Edit deny or ask rule";
-            f.reason(DecisionReason::SafetyCheck { reason: why.into() })
-                .immune()
+        let why = if self.has_path_rules(set, use_) {
+            "a path that cannot be computed could match a Read/Edit deny or ask rule"
+        } else if ctx.permission().block_reads_outside_working_dirs {
+            "a path that cannot be computed may be outside the working directories (`permissions.blockReadsOutsideWorkingDirectories`)"
         } else {
-            f
-        }
+            return f;
+        };
+        f.reason(DecisionReason::SafetyCheck { reason: why.into() })
+            .immune()
     }
 
     /// Why `find ROOT -delete` (or `-exec rm … {}`) with nothing that filters what it
@@ -4920,6 +4999,7 @@ impl PermissionEngine {
                                 format!(
                                     "`{text}` runs `{name}` under another root directory: its paths cannot be checked."
                                 ),
+                                ctx,
                             )
                             .sub(text.clone());
                         let as_written =
@@ -5511,7 +5591,7 @@ impl PermissionEngine {
                         r.target.raw
                     );
                     let spelled = no_home.as_deref().unwrap_or_default();
-                    self.computed_path(set, spelled, use_, false, message)
+                    self.computed_path(set, spelled, use_, false, message, ctx)
                 }
                 _ => match &r.target.value {
                     None => {
@@ -5519,7 +5599,7 @@ impl PermissionEngine {
                             "A redirection to a computed target ({}) cannot be checked.",
                             r.target.raw
                         );
-                        self.computed_path(set, &r.target.raw, use_, false, message)
+                        self.computed_path(set, &r.target.raw, use_, false, message, ctx)
                     }
                     // Bash expands a glob in a redirection's target when it matches one
                     // file: `cat < .e*` reads `.env`.
@@ -5533,6 +5613,7 @@ impl PermissionEngine {
                              redirects to the file it matches.",
                             r.target.raw
                         ),
+                        ctx,
                     ),
                     Some(v)
                         if (r.kind == RedirectKind::Read && is_harmless_device(v))
@@ -5559,6 +5640,7 @@ impl PermissionEngine {
                                     "A redirection to a relative path ({}) after a `cd` to a directory that is not known cannot be checked.",
                                     r.target.raw
                                 ),
+                                ctx,
                             );
                             details.push(format!("redirect {}: {}", r.target.raw, describe(&f)));
                             redirect_findings.push(f.sub(format!("redirect to {}", r.target.raw)));
@@ -5573,6 +5655,7 @@ impl PermissionEngine {
                                 filled.get_or_init(|| self.filled_before(analysis, None, ctx)),
                                 &format!("> {}", r.target.raw),
                                 false,
+                                ctx,
                             ) {
                                 Some(u) if f.kind == Kind::Allow => u,
                                 Some(u) => pick(Some(f), u),
@@ -5594,6 +5677,7 @@ impl PermissionEngine {
                                     "A redirection through /proc ({}) names what the shell sees and cannot be checked.",
                                     r.target.raw
                                 ),
+                                ctx,
                             );
                             pick(Some(f), unchecked)
                         } else {
@@ -5740,8 +5824,10 @@ impl PermissionEngine {
         // A command whose name or script is computed (`$X -rf x`, `eval "$y"`, a shell
         // reading its script from stdin, git configured to run an alias or a pager) could be
         // what a deny or ask rule names: with such rules, it is asked about even in bypass
-        // mode, as a path that cannot be computed is with path rules.
-        if analysis.computed_command && guarded {
+        // mode, as a path that cannot be computed is with path rules. So is it while the
+        // settings block reads outside the working directories: what it reads is not seen.
+        let blocked_reads = ctx.permission().block_reads_outside_working_dirs;
+        if analysis.computed_command && (guarded || blocked_reads) {
             let why = if analysis.is_simple() && !analysis.computed_why.is_empty() {
                 analysis.computed_why.join("; ")
             } else if analysis.is_simple() {
@@ -5755,8 +5841,13 @@ impl PermissionEngine {
                     .collect::<Vec<_>>()
                     .join("; ")
             };
-            let reason =
-                format!("{why}; a Bash deny or ask rule cannot be checked against what it runs");
+            let reason = if guarded {
+                format!("{why}; a Bash deny or ask rule cannot be checked against what it runs")
+            } else {
+                format!(
+                    "{why}; what it reads may be outside the working directories (`permissions.blockReadsOutsideWorkingDirectories`)"
+                )
+            };
             return attach(
                 Finding::new(
                     Kind::Ask,

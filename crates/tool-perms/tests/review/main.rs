@@ -57,4 +57,5 @@ mod review36_git;
 mod review36_gitfiles;
 mod review36_readonly;
 mod review37_settings;
+mod review38_block;
 mod settings_review25;

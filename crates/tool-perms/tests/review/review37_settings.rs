@@ -234,7 +234,7 @@ async fn reads_outside_are_blocked_in_every_mode() {
             assert!(
                 message.contains("outside the working directories")
                     && message.contains("blockReadsOutsideWorkingDirectories")
-                    && message.contains("--add-dir"),
+                    && message.contains("permissions.additionalDirectories"),
                 "{mode:?} {tool} {}: {got:?}",
                 path.display()
             );
@@ -316,7 +316,7 @@ async fn writes_outside_are_blocked_in_every_mode() {
             assert!(
                 message.contains("outside the working directories")
                     && message.contains("blockWritesOutsideWorkingDirectories")
-                    && message.contains("--add-dir"),
+                    && message.contains("permissions.additionalDirectories"),
                 "{mode:?} {tool} {}: {got:?}",
                 path.display()
             );

@@ -8,6 +8,18 @@
 //! It is **not** a general text-statistics library: it counts lines, words and bytes of one
 //! file, streaming, in constant memory.
 //!
+//! Two things every tool that opens a path the model names must do, and that a new crate
+//! should copy from here:
+//! - `validate_input` runs before the permission step, so it checks the input's form only
+//!   and never looks at the file system: whether a path exists, or is a directory, is said
+//!   in `call`, once a `Read(./secrets/**)` deny rule has refused the path or the user has
+//!   been asked about one outside the working directories. (Read, in tools-builtin, may look
+//!   earlier inside the working directories, with the session's rules at hand; a crate of
+//!   its own need not.)
+//! - `call` opens the file without blocking and checks the type of what it opened, not of
+//!   the path beforehand: a FIFO put there in between would make a plain `open` wait for a
+//!   writer for ever, a device never end.
+//!
 //! ```
 //! use tool_core::Tool;
 //! let tool: &dyn Tool = &tools_word_count::WordCount;
@@ -16,7 +28,6 @@
 //! ```
 
 use std::borrow::Cow;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
@@ -97,6 +108,34 @@ fn absolute(raw: &str) -> Option<PathBuf> {
         .then(|| PathBuf::from(raw.trim()))
 }
 
+/// Counts the regular file at `path`; the error is the model's text. The file is opened
+/// without blocking and its type checked on the open handle: a FIFO swapped in since any
+/// earlier look would make a plain `open` wait for a writer, a device may never end. (A
+/// regular file ignores `O_NONBLOCK`.)
+fn count_file(path: &Path) -> Result<Counts, String> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let cannot = |e: std::io::Error| format!("Cannot read {}: {e}.", path.display());
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(path)
+        .map_err(cannot)?;
+    let meta = file.metadata().map_err(cannot)?;
+    if meta.is_dir() {
+        return Err(format!(
+            "{} is a directory: WordCount counts one file.",
+            path.display()
+        ));
+    }
+    if !meta.is_file() {
+        return Err(format!(
+            "Cannot read {}: it is not a regular file (a device, FIFO or socket).",
+            path.display()
+        ));
+    }
+    Counts::of(file).map_err(cannot)
+}
+
 #[async_trait::async_trait]
 impl TypedTool for WordCount {
     type Input = WordCountInput;
@@ -136,23 +175,16 @@ impl TypedTool for WordCount {
         input: &WordCountInput,
         _ctx: &ToolUseContext,
     ) -> Result<(), ValidationError> {
-        let Some(path) = absolute(&input.file_path) else {
+        // The form only: this runs before the permission step, and an answer about the file
+        // here (missing, a directory) would tell what a deny rule hides, or what lies outside
+        // the working directories before the user was asked. `call` says it.
+        if absolute(&input.file_path).is_none() {
             return Err(ValidationError::new(format!(
                 "file_path must be an absolute path, got `{}`.",
                 input.file_path
             )));
-        };
-        match std::fs::metadata(&path) {
-            Ok(m) if m.is_file() => Ok(()),
-            Ok(_) => Err(ValidationError::new(format!(
-                "{} is not a regular file.",
-                path.display()
-            ))),
-            Err(e) => Err(ValidationError::new(format!(
-                "Cannot read {}: {e}.",
-                path.display()
-            ))),
         }
+        Ok(())
     }
     async fn call(
         &self,
@@ -163,12 +195,10 @@ impl TypedTool for WordCount {
         let path = absolute(&input.file_path)
             .ok_or_else(|| ToolError::msg("file_path must be an absolute path"))?;
         let counted = path.clone();
-        let counts = tokio::task::spawn_blocking(move || {
-            std::fs::File::open(&counted).and_then(|f| Counts::of(f.take(u64::MAX)))
-        })
-        .await
-        .map_err(|e| ToolError::msg(format!("the counting task failed: {e}")))?
-        .map_err(|e| ToolError::msg(format!("Cannot read {}: {e}", path.display())))?;
+        let counts = tokio::task::spawn_blocking(move || count_file(&counted))
+            .await
+            .map_err(|e| ToolError::msg(format!("the counting task failed: {e}")))?
+            .map_err(ToolError::msg)?;
         Ok(ToolResult::new(WordCountOutput {
             file_path: path,
             counts,

@@ -35,10 +35,13 @@
 //!   app state (shared by every clone of the session's context; see [`active_worktree`]),
 //!   so [`ExitWorktree`] can go back. One worktree session at a time: entering a second one
 //!   is refused until the first is exited.
-//! - [`ExitWorktree`] with `keep` only switches back. With `remove` it refuses while the
+//! - [`ExitWorktree`] with `keep` only switches back (saying so when the worktree's directory
+//!   was removed meanwhile: its branch is what is kept). With `remove` it refuses while the
 //!   worktree has uncommitted changes (`git status --porcelain` is not empty) or commits that
 //!   are not on the branch the session came from, unless `discard_changes` is true; then it
-//!   runs `git worktree remove --force` and deletes the branch. It removes only a worktree
+//!   runs `git worktree remove --force` and deletes the branch. Files git ignores are no
+//!   changes to `git status` and go with the directory, as with Claude Code and a plain
+//!   `git worktree remove`; the prompt says so. It removes only a worktree
 //!   that EnterWorktree created in this session: one entered by `path` can only be kept.
 //!   A filter driver in the configuration refuses `remove` (without `discard_changes`, as
 //!   `git status` would run it): the message says to leave with `keep` and remove the
@@ -145,7 +148,9 @@ the session to the directory it came from (toolwright-gated-tool:worktree).\n\n\
 - `action: \"keep\"` leaves the worktree and its branch on disk.\n\
 - `action: \"remove\"` deletes the worktree directory and its branch. It refuses when the \
 worktree has uncommitted changes or commits not on the original branch, unless \
-`discard_changes` is true; confirm with the user before discarding work.\n\
+`discard_changes` is true; confirm with the user before discarding work. Files git ignores \
+(`.env`, build output, a repository cloned under an ignored directory) do not count as \
+changes and are deleted too, without a refusal: copy out any that are needed first.\n\
 - It only acts on a worktree entered with EnterWorktree in this session, and removes only one \
 that EnterWorktree created.";
 
@@ -1557,10 +1562,27 @@ impl TypedTool for ExitWorktree {
             .map(|b| format!(" (branch {b})"))
             .unwrap_or_default();
         let message = match input.action {
-            ExitAction::Keep => format!(
-                "Left the worktree at {path}{branch_text}; it is kept on disk. The session is \
-                 back in {back}."
-            ),
+            // Said as it is: a directory removed by hand (`rm -rf`) is not "kept on disk",
+            // though its branch, and git's record of it, are.
+            ExitAction::Keep => {
+                let target = active.worktree_path.clone();
+                if blocking(move || target.is_dir()).await? {
+                    format!(
+                        "Left the worktree at {path}{branch_text}; it is kept on disk. The \
+                         session is back in {back}."
+                    )
+                } else {
+                    let kept = match &active.branch {
+                        Some(b) => format!("its branch {b} is kept, with its commits"),
+                        None => "nothing of it is left but git's record".to_owned(),
+                    };
+                    format!(
+                        "Left the worktree at {path}, whose directory no longer exists (it was \
+                         removed outside ExitWorktree); {kept}. `git worktree prune` drops \
+                         git's record of it. The session is back in {back}."
+                    )
+                }
+            }
             ExitAction::Remove => {
                 remove(&active, input.discard_changes == Some(true)).await?
                     + &format!(" The session is back in {back}.")

@@ -1,0 +1,102 @@
+//! Review 38 (the internal profile's tools): ExitWorktree `keep` on a worktree whose
+//! directory was removed, and top-level `await` in the Node REPL, whose declarations still
+//! persist between calls.
+#![cfg(feature = "worktree")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::Value;
+use tool_core::{ProgressSender, Tool, ToolUseContext, tool_use_error};
+
+/// Calls `tool` through schema, validation and call; on success the text and the context
+/// after the result's modifier, on failure the model's error text.
+async fn call(
+    tool: &dyn Tool,
+    ctx: &ToolUseContext,
+    input: Value,
+) -> Result<(String, ToolUseContext), String> {
+    let input = tool.parse_input(input).map_err(|e| e.to_model_text())?;
+    tool.validate_input(&input, ctx)
+        .await
+        .map_err(|e| tool_use_error(&e.message))?;
+    let result = tool
+        .call(input, ctx.clone(), ProgressSender::none())
+        .await
+        .map_err(|e| e.to_model_text())?;
+    let next = match result.context_modifier {
+        Some(m) => m.apply(ctx.clone()),
+        None => ctx.clone(),
+    };
+    Ok((result.data.content.joined_text(), next))
+}
+
+#[cfg(feature = "worktree")]
+mod worktree {
+    use std::path::Path;
+    use std::process::Command;
+
+    use serde_json::json;
+    use tool_core::ToolUseContext;
+    use tools_builtin::{EnterWorktree, ExitWorktree};
+
+    use super::call;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "Test")
+            .env("GIT_AUTHOR_EMAIL", "test@example.com")
+            .env("GIT_COMMITTER_NAME", "Test")
+            .env("GIT_COMMITTER_EMAIL", "test@example.com")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Finding 3: `keep` after the worktree's directory was removed by hand says that it is
+    /// gone and that the branch is kept, not that the worktree "is kept on disk".
+    #[tokio::test]
+    async fn keep_says_when_the_directory_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap().join("repo");
+        std::fs::create_dir(&root).unwrap();
+        git(&root, &["init", "-q", "-b", "main"]);
+        std::fs::write(root.join("a.txt"), "x\n").unwrap();
+        git(&root, &["add", "a.txt"]);
+        git(&root, &["commit", "-q", "-m", "init"]);
+
+        let ctx = ToolUseContext::new(&root);
+        let (_, inside) = call(&EnterWorktree, &ctx, json!({"name": "f2"}))
+            .await
+            .unwrap();
+        let worktree = root.join(".claude/worktrees/f2");
+        std::fs::remove_dir_all(&worktree).unwrap();
+        let (text, back) = call(&ExitWorktree, &inside, json!({"action": "keep"}))
+            .await
+            .unwrap();
+        assert!(!text.contains("kept on disk"), "{text}");
+        assert!(
+            text.contains("no longer exists") && text.contains("branch worktree-f2 is kept"),
+            "{text}"
+        );
+        assert_eq!(back.cwd(), root);
+        // Nothing of git's was touched: the branch is there, the entry still listed.
+        assert!(git(&root, &["branch", "--list", "worktree-f2"]).contains("worktree-f2"));
+
+        // With the directory there, the usual answer.
+        let (_, inside) = call(&EnterWorktree, &back, json!({"name": "f3"}))
+            .await
+            .unwrap();
+        let (text, _) = call(&ExitWorktree, &inside, json!({"action": "keep"}))
+            .await
+            .unwrap();
+        assert!(text.contains("kept on disk"), "{text}");
+    }
+}

@@ -18,7 +18,13 @@
 //!   marker followed by a JSON status (`{"ok": true}` or `{"ok": false, "error": <traceback>}`)
 //!   to stdout. The output of a call is what each stream carried before its marker; anything
 //!   after it (a thread still printing) belongs to the next call. The value of a final
-//!   expression is printed, as in an interactive prompt.
+//!   expression is printed, as in an interactive prompt. Node code with a top-level `await`
+//!   is rewritten as node's own prompt rewrites it (its `internal/repl/await`, reached with
+//!   `--expose-internals`): an async function around the code, its top-level declarations
+//!   hoisted out of it (`const r = await p` becomes `let r; (async () => { void (r = await
+//!   p); ... })()`), so that they outlive the call as other calls' declarations do. (The
+//!   flag also lets the code `require` node's internal modules; it runs any code anyway.)
+//!   Where the rewriter is missing or cannot parse the code, it runs as written.
 //! - An exception is an error result carrying the output so far and the traceback.
 //! - Timeout: [`DEFAULT_TIMEOUT_MS`] (Bash's default; the input has no timeout field).
 //!   [`Repl::with_timeout`] sets another, at most [`MAX_TIMEOUT_MS`]. On timeout, on
@@ -95,10 +101,11 @@ impl Language {
         }
     }
 
-    fn args(self) -> [&'static str; 3] {
+    fn args(self) -> &'static [&'static str] {
         match self {
-            Self::Python => ["-u", "-c", PYTHON_DRIVER],
-            Self::Node => ["--no-warnings", "-e", NODE_DRIVER],
+            Self::Python => &["-u", "-c", PYTHON_DRIVER],
+            // `--expose-internals`: for node's own top-level `await` rewriter (the driver).
+            Self::Node => &["--no-warnings", "--expose-internals", "-e", NODE_DRIVER],
         }
     }
 }
@@ -166,8 +173,8 @@ console.log for anything else. Output over 30000 characters is cut.\n\
 - An exception makes the call fail with its traceback; the interpreter keeps its state.\n\
 - A call times out after 120000 ms by default. A timed-out or interrupted call stops the \
 interpreter: the next call starts a fresh one (and says so), with no earlier state.\n\
-- Node code runs as a script in a `vm` context: `require` works, top-level `await` does not \
-(a returned promise is awaited).";
+- Node code runs in a `vm` context: `require` works, and so does top-level `await`, as at \
+node's prompt (a promise left as the final value is awaited too).";
 
 /// Why an interpreter stopped, for the note of the next call.
 type LostReason = String;
@@ -864,7 +871,8 @@ _tw_main()
 "#;
 
 /// The Node driver (see the module docs): the code runs in one `vm` context holding Node's
-/// usual globals and `require`.
+/// usual globals and `require`; code with a top-level `await` first goes through node's own
+/// prompt's rewriter, where this node has it.
 const NODE_DRIVER: &str = r#"
 (() => {
   'use strict';
@@ -892,6 +900,13 @@ const NODE_DRIVER: &str = r#"
     }
     return 'Uncaught ' + util.inspect(e) + '\n';
   };
+  // Node's prompt runs code with a top-level `await` as an async function whose top-level
+  // declarations it hoists out (to `let` and `var` declarations of the script, and `this.f =
+  // f` for a function), so that they persist; its rewriter, where this node has one to give.
+  let processTopLevelAwait = null;
+  try {
+    ({ processTopLevelAwait } = require('internal/repl/await'));
+  } catch (e) {}
   let n = 0;
   const run = async (line) => {
     let request;
@@ -899,7 +914,24 @@ const NODE_DRIVER: &str = r#"
     const status = { ok: true };
     try {
       if (typeof request.cwd === 'string') process.chdir(request.cwd);
-      let value = vm.runInContext(request.code, sandbox, { filename: '<repl-' + (++n) + '>' });
+      let code = request.code;
+      let wrapped = false;
+      if (processTopLevelAwait && code.includes('await')) {
+        try {
+          const rewritten = processTopLevelAwait(code);
+          if (rewritten !== null) {
+            code = rewritten;
+            wrapped = true;
+          }
+        } catch (e) {
+          // Not parsable so: the code runs as written, for V8's own error (or as a script
+          // where `await` is a name).
+        }
+      }
+      let value = vm.runInContext(code, sandbox, { filename: '<repl-' + (++n) + '>' });
+      // The rewritten code's function returns `{ value }` for a final expression (node's
+      // shape), else nothing.
+      if (wrapped) value = ((await value) || {}).value;
       if (value !== null && (typeof value === 'object' || typeof value === 'function')
           && typeof value.then === 'function') {
         value = await value;

@@ -1,7 +1,7 @@
 //! Review 38 (the internal profile's tools): ExitWorktree `keep` on a worktree whose
 //! directory was removed, and top-level `await` in the Node REPL, whose declarations still
 //! persist between calls.
-#![cfg(feature = "worktree")]
+#![cfg(any(feature = "worktree", feature = "repl"))]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::Value;
@@ -98,5 +98,71 @@ mod worktree {
             .await
             .unwrap();
         assert!(text.contains("kept on disk"), "{text}");
+    }
+}
+
+#[cfg(feature = "repl")]
+mod repl {
+    use serde_json::json;
+    use tool_core::ToolUseContext;
+    use tools_builtin::Repl;
+
+    async fn node(ctx: &ToolUseContext, code: &str) -> Result<String, String> {
+        super::call(
+            &Repl::default(),
+            ctx,
+            json!({"code": code, "language": "node"}),
+        )
+        .await
+        .map(|(text, _)| text)
+    }
+
+    /// Finding 4: top-level `await` works as at node's own prompt, and what such a call
+    /// declares (`const`, `let`, `var`, functions, classes) persists for the next calls, as
+    /// what a call without `await` declares does.
+    #[tokio::test]
+    async fn top_level_await_works_and_declarations_persist() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolUseContext::new(std::fs::canonicalize(dir.path()).unwrap());
+        assert_eq!(
+            node(&ctx, "const r = await Promise.resolve(7); r")
+                .await
+                .unwrap(),
+            "7"
+        );
+        assert_eq!(
+            node(
+                &ctx,
+                "let a = await Promise.resolve(2);\nvar v = 3;\nfunction dbl(x) { return x * 2; }\n\
+                 class Box { constructor(x) { this.x = x; } }\nconsole.log('declared');"
+            )
+            .await
+            .unwrap(),
+            "declared"
+        );
+        assert_eq!(node(&ctx, "dbl(a) + v + new Box(r).x").await.unwrap(), "14");
+        // A call without `await` declares as before, and a later `await` call sees it.
+        assert_eq!(node(&ctx, "const c = 10; let d = 1").await.unwrap(), "");
+        assert_eq!(
+            node(
+                &ctx,
+                "const e = await new Promise((ok) => setTimeout(() => ok(c + d), 1)); e"
+            )
+            .await
+            .unwrap(),
+            "11"
+        );
+        assert_eq!(node(&ctx, "e * 2").await.unwrap(), "22");
+        // No final expression: nothing printed; a rejection is the call's error.
+        assert_eq!(node(&ctx, "await null;\nlet z = 2").await.unwrap(), "");
+        let err = node(&ctx, "await Promise.reject(new Error('nope'))")
+            .await
+            .unwrap_err();
+        assert!(err.contains("nope"), "{err}");
+        // `await` inside a plain function is still the syntax error it is at the prompt.
+        let err = node(&ctx, "function g() { await 1 }").await.unwrap_err();
+        assert!(err.contains("SyntaxError"), "{err}");
+        // The interpreter lived through all of it: state is still there.
+        assert_eq!(node(&ctx, "r + e + z").await.unwrap(), "20");
     }
 }

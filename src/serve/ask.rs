@@ -669,10 +669,16 @@ impl ElicitPrompter {
 impl Prompter for ElicitPrompter {
     async fn prompt(&self, request: &PromptRequest) -> PromptAnswer {
         let deny = PromptAnswer::Deny { feedback: None };
+        // A refusal made without the user's answer: the client was not asked, asking
+        // failed, or the answer comes in a later request. No user rejected the call.
+        let unanswered = || {
+            tool_exec::seams::answered_by_nobody();
+            PromptAnswer::Deny { feedback: None }
+        };
         // Never ask about what the user cannot see whole.
         if let Some(what) = unshowable(request).await {
             self.route.set_too_long(what);
-            return deny;
+            return unanswered();
         }
         // A client before 2025-11-25 is sent only the form shapes of its version.
         let shapes = match &self.route.channel {
@@ -685,7 +691,7 @@ impl Prompter for ElicitPrompter {
         };
         let params = elicitation_in(request, shapes);
         match &self.route.channel {
-            Channel::None => deny,
+            Channel::None => unanswered(),
             Channel::InputRequired { answer, states } => {
                 let ask = state_of(request);
                 let for_this_ask = |echoed: &str| {
@@ -700,7 +706,7 @@ impl Prompter for ElicitPrompter {
                         StateUse::Fresh => return answer_of(request, answer),
                         StateUse::Used => {
                             self.route.set_replayed();
-                            return deny;
+                            return unanswered();
                         }
                         StateUse::Unknown => {}
                     }
@@ -708,7 +714,7 @@ impl Prompter for ElicitPrompter {
                 // No answer yet, one for another call, or a state this server did not give
                 // out (or forgot): ask.
                 self.route.set_pending(states.issue(&ask), params);
-                deny
+                unanswered()
             }
             Channel::Request(peer) => {
                 let params: ElicitRequestParams = match serde_json::from_value(params) {
@@ -716,7 +722,7 @@ impl Prompter for ElicitPrompter {
                     Err(e) => {
                         self.route
                             .set_failure(format!("cannot build the elicitation request: {e}"));
-                        return deny;
+                        return unanswered();
                     }
                 };
                 let request_ = ServerRequest::ElicitRequest(ElicitRequest::new(params));
@@ -727,7 +733,7 @@ impl Prompter for ElicitPrompter {
                     Ok(handle) => handle,
                     Err(e) => {
                         self.route.set_failure(e.to_string());
-                        return deny;
+                        return unanswered();
                     }
                 };
                 // A call cancelled while its question is open withdraws the question: the
@@ -757,7 +763,7 @@ impl Prompter for ElicitPrompter {
                         self.route.set_failure(
                             "the client answered the elicitation with something else".into(),
                         );
-                        deny
+                        unanswered()
                     }
                     // The client left (stdin closed) while its question was open: the server
                     // is ending and cancels the call, which withdraws the question. Waited
@@ -767,11 +773,11 @@ impl Prompter for ElicitPrompter {
                         tokio::time::sleep(CLIENT_GONE_WAIT).await;
                         self.route
                             .set_failure("the client closed the connection".into());
-                        deny
+                        unanswered()
                     }
                     Err(e) => {
                         self.route.set_failure(e.to_string());
-                        deny
+                        unanswered()
                     }
                 }
             }

@@ -47,3 +47,4 @@ mod review35_cli;
 mod review35_subagents;
 mod review36_agent;
 mod review37_serve;
+mod review38_prompting;

@@ -155,7 +155,9 @@ pub struct CallOutcome {
     /// The permission decision, if the flow got that far (`accept`/`reject`), and its source
     /// (`config`, `hook`, `user_temporary`, `user_permanent`, `user_reject`, `user_abort`: the
     /// question was withdrawn unanswered). `user_reject` is a person's no: an ask refused
-    /// without asking anyone (a session that cannot prompt) is `config`.
+    /// without asking anyone (a session that cannot prompt, a prompter that says it got no
+    /// person's answer: [`answered_by_nobody`](crate::seams::answered_by_nobody)) is
+    /// `config`.
     pub decision: Option<(&'static str, &'static str)>,
     /// Why the permission flow decided as it did (the rule and its file, the mode, the hook).
     pub decision_reason: Option<DecisionReason>,
@@ -1227,7 +1229,7 @@ impl Pipeline {
             ask @ PermissionResult::Ask { .. } => {
                 let asking = Asking {
                     prompter: self.prompter.as_ref(),
-                    asked: std::sync::atomic::AtomicBool::new(false),
+                    answered: std::sync::atomic::AtomicBool::new(false),
                 };
                 let prompt = self
                     .permissions
@@ -1253,16 +1255,16 @@ impl Pipeline {
                         };
                     }
                     Some(PermissionResult::Deny { message, reason }) => {
-                        // A rejection without feedback stops the turn (Claude Code aborts it).
-                        let interrupt = message == REJECT_MESSAGE;
-                        // Refused without asking anyone (a session that cannot prompt): the
-                        // configuration's refusal, as Claude Code's permission wrapper makes
-                        // it under `dontAsk` or for an agent that avoids prompts, no user's.
-                        let source = if asking.asked.load(std::sync::atomic::Ordering::Acquire) {
-                            "user_reject"
-                        } else {
-                            "config"
-                        };
+                        // Refused without a person's answer (a session that cannot prompt, a
+                        // question that could not be put): the configuration's refusal, as
+                        // Claude Code's permission wrapper makes it under `dontAsk` or for an
+                        // agent that avoids prompts, no user's.
+                        let by_a_person =
+                            asking.answered.load(std::sync::atomic::Ordering::Acquire);
+                        let source = if by_a_person { "user_reject" } else { "config" };
+                        // A user's rejection without feedback stops the turn (Claude Code
+                        // aborts it).
+                        let interrupt = by_a_person && message == REJECT_MESSAGE;
                         return Resolved::Rejected {
                             judged: Some(input.clone()),
                             message,
@@ -1480,19 +1482,22 @@ impl ToolStart {
     }
 }
 
-/// The pipeline's prompter as one call's permission question reaches it: whether it was
-/// asked tells a person's rejection (`user_reject`) from a refusal made without asking
-/// anyone (`config`).
+/// The pipeline's prompter as one call's permission question reaches it: whether a person
+/// answered tells a person's rejection (`user_reject`) from a refusal made without asking
+/// anyone (`config`): the permission policy's own (a session that cannot prompt), or the
+/// prompter's when it says so ([`answered_by_nobody`](crate::seams::answered_by_nobody)).
 struct Asking<'a> {
     prompter: &'a dyn Prompter,
-    asked: std::sync::atomic::AtomicBool,
+    answered: std::sync::atomic::AtomicBool,
 }
 
 #[async_trait::async_trait]
 impl Prompter for Asking<'_> {
     async fn prompt(&self, request: &PromptRequest) -> PromptAnswer {
-        self.asked.store(true, std::sync::atomic::Ordering::Release);
-        self.prompter.prompt(request).await
+        let (answer, by_a_person) = crate::seams::prompt_a_person(self.prompter, request).await;
+        self.answered
+            .store(by_a_person, std::sync::atomic::Ordering::Release);
+        answer
     }
 }
 

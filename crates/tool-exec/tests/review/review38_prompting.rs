@@ -204,3 +204,61 @@ async fn deny_instead_of_prompting_holds_for_a_hooks_ask() {
     assert_eq!(out.ending, Ending::Succeeded);
     assert_eq!(*person.0.lock().unwrap(), 2);
 }
+
+/// A prompter that refuses without a person's answer, saying so when `says_so`.
+struct RefusesUnasked {
+    says_so: bool,
+}
+
+#[async_trait]
+impl Prompter for RefusesUnasked {
+    async fn prompt(&self, _request: &PromptRequest) -> PromptAnswer {
+        if self.says_so {
+            tool_exec::seams::answered_by_nobody();
+        }
+        PromptAnswer::Deny { feedback: None }
+    }
+}
+
+/// The review's L1, in the pipeline: a prompter that refuses without putting the question
+/// to anyone (`serve`'s, for an input too long to show) was counted as a person's "no"
+/// (`user_reject`, and the turn stopped). Saying so ([`tool_exec::seams::answered_by_nobody`])
+/// makes the refusal the configuration's, which does not stop the turn; a prompter that does
+/// not say so is still a person's rejection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompter_that_asked_nobody_refuses_as_the_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().canonicalize().unwrap();
+    let shell = Arc::new(Shell {
+        interactive: false,
+        calls: Arc::default(),
+    });
+    let settings = json!({"permissions": {}, "hooks": {}});
+    let out = call(
+        &cwd,
+        &settings,
+        shell.clone(),
+        Arc::new(RefusesUnasked { says_so: true }),
+        "touch made",
+    )
+    .await;
+    assert_eq!(out.ending, Ending::Denied);
+    assert_eq!(out.decision, Some(("reject", "config")));
+    assert!(
+        !out.interrupt_turn,
+        "a refusal nobody made stopped the turn"
+    );
+
+    let out = call(
+        &cwd,
+        &settings,
+        shell.clone(),
+        Arc::new(RefusesUnasked { says_so: false }),
+        "touch made",
+    )
+    .await;
+    assert_eq!(out.decision, Some(("reject", "user_reject")));
+    assert!(out.interrupt_turn);
+    assert!(!cwd.join("made").exists());
+    assert_eq!(*shell.calls.lock().unwrap(), 0);
+}

@@ -1406,6 +1406,10 @@ impl AgentLoop {
         let mut executor =
             StreamingToolExecutor::new(Arc::clone(&self.pipeline), turn_ctx, self.config.executor);
         let mut by_id: HashMap<String, (ToolUse, Instant)> = HashMap::new();
+        // The SSE parser refuses a call that repeats an id of the message; a client of
+        // another kind is held to the same (both calls would run, and the next request,
+        // with two results of one id, would be refused).
+        let mut ids = tool_exec::stream::ToolUseIds::new();
         let mut text = String::new();
         let (mut reading, mut finished) = (true, false);
         loop {
@@ -1507,6 +1511,14 @@ impl AgentLoop {
                             out.assistant.push(json!({"type": "text", "text": &text}));
                         }
                         text.clear();
+                        let block = u64::try_from(out.assistant.len()).unwrap_or(u64::MAX);
+                        if let Err(e) = ids.add(block, &tool_use.id, &tool_use.name) {
+                            // As a malformed stream: this call never runs, nor any queued.
+                            out.error = Some(AgentError::Stream(e.to_string()));
+                            reading = false;
+                            executor.stop_queued(not_run_after_stream_error());
+                            continue;
+                        }
                         // The API takes nothing but an object as a call's input: one that did
                         // not parse (a response cut off mid-call) goes back as `{}`, or every
                         // later request would be refused. The call's result says what was wrong.
@@ -1755,6 +1767,77 @@ mod tests {
             "content_block_stop -> Tool::call, 8 parallel calls, µs: min {} median {} max {}",
             micros[0], micros[4], micros[7]
         );
+    }
+
+    /// A model (not the SSE parser, which refuses it itself) whose answer repeats a tool_use
+    /// id: the call runs once, the run fails with the parser's message, and no request goes
+    /// out with two results of one id.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_client_that_repeats_a_tool_use_id_runs_the_call_once() {
+        struct Repeating(Arc<std::sync::atomic::AtomicUsize>);
+        #[async_trait]
+        impl ModelClient for Repeating {
+            async fn stream(&self, _request: &ModelRequest) -> Result<EventStream, AgentError> {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let call = || StreamEvent::ToolUse(ToolUse::new("t0", "Stamp", json!({})));
+                Ok(
+                    futures::stream::iter([call(), call(), StreamEvent::MessageStop])
+                        .map(Ok)
+                        .boxed(),
+                )
+            }
+        }
+        /// Counts its calls.
+        struct Counted(Arc<std::sync::atomic::AtomicUsize>);
+        #[async_trait]
+        impl Tool for Counted {
+            fn name(&self) -> &str {
+                "Stamp"
+            }
+            fn input_schema(&self) -> Value {
+                json!({"type": "object"})
+            }
+            fn description(&self) -> Cow<'_, str> {
+                "counts its calls".into()
+            }
+            fn max_result_size(&self) -> MaxResultSize {
+                MaxResultSize::Chars(100)
+            }
+            async fn call(
+                &self,
+                _input: Value,
+                _ctx: ToolUseContext,
+                _progress: ProgressSender,
+            ) -> Result<ToolResult, ToolError> {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Ok(ToolResult::text("ok"))
+            }
+        }
+        let requests = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let agent = AgentLoop::new(
+            Arc::new(Repeating(Arc::clone(&requests))),
+            Arc::new(Pipeline::allow_all()),
+            LoopConfig::new("m"),
+        );
+        let ctx = ToolUseContext::new("/")
+            .with_tools(vec![Arc::new(Counted(Arc::clone(&calls))) as Arc<dyn Tool>]);
+        let outcome = agent
+            .run(ctx, "go", &CancellationToken::new(), &mut |_| {})
+            .await;
+        let Stop::Failed(e) = &outcome.stop else {
+            panic!("{}", outcome.stop);
+        };
+        assert_eq!(
+            e.to_string(),
+            "block 1's tool_use (Stamp) has the id \"t0\" of block 0: a tool_use id comes once in a message"
+        );
+        assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(outcome.messages[1]["content"].as_array().unwrap().len(), 1);
+        let results = outcome.messages[2]["content"].as_array().unwrap();
+        assert_eq!(results.len(), 1, "{results:?}");
+        assert_eq!(results[0]["tool_use_id"], "t0");
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
     /// A tool named as given that answers with its name, and sets its flag when called

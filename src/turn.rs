@@ -11,6 +11,7 @@
 use std::time::Duration;
 
 use serde_json::Value;
+use tool_exec::stream::ToolUseIds;
 use tool_exec::{AnthropicStream, StreamEvent, ToolUse};
 
 /// One thing the model produced, and when.
@@ -127,6 +128,9 @@ pub struct TurnParser {
     /// is no response (a request that failed before its first byte), not a turn without
     /// calls.
     saw_text: bool,
+    /// The tool_use ids of a JSONL turn or a non-streaming response so far: an id comes
+    /// once, as in the SSE form (whose parser keeps its own).
+    tool_use_ids: ToolUseIds,
 }
 
 #[derive(Debug, Default)]
@@ -142,6 +146,9 @@ enum Format {
     Jsonl {
         /// Lines read so far, for error messages.
         line_no: usize,
+        /// Blocks read so far: the number of the next one, as a response's `content`
+        /// would have it.
+        blocks: u64,
     },
     /// A non-streaming response (or input that is neither SSE nor JSONL from its first
     /// line): read when the input ends.
@@ -287,7 +294,10 @@ impl TurnParser {
                         ));
                     }
                     _ => {
-                        self.format = Format::Jsonl { line_no: 0 };
+                        self.format = Format::Jsonl {
+                            line_no: 0,
+                            blocks: 0,
+                        };
                         self.jsonl_lines(&pending, 0, true, out);
                     }
                 }
@@ -342,7 +352,10 @@ impl TurnParser {
                 .is_some_and(|t| matches!(t, "tool_use" | "text") || skipped_block(t))
         });
         Some(if block || first.trim().is_empty() {
-            Format::Jsonl { line_no: 0 }
+            Format::Jsonl {
+                line_no: 0,
+                blocks: 0,
+            }
         } else {
             Format::Whole
         })
@@ -437,7 +450,7 @@ impl TurnParser {
     }
 
     fn jsonl_line(&mut self, line: &str, out: &mut Vec<(Duration, TurnItem)>) {
-        let Format::Jsonl { line_no } = &mut self.format else {
+        let Format::Jsonl { line_no, blocks } = &mut self.format else {
             return;
         };
         *line_no += 1;
@@ -446,6 +459,8 @@ impl TurnParser {
         if line.is_empty() {
             return;
         }
+        let block = *blocks;
+        *blocks += 1;
         let fail = |why: String| Some(format!("line {line_no}: {why}"));
         let value: Value = match tool_core::input::parse_model_json(line) {
             Ok(v) => v,
@@ -461,7 +476,13 @@ impl TurnParser {
         self.now = self.now.max(at);
         match value.get("type").and_then(Value::as_str) {
             Some("tool_use") => match tool_use(&value) {
-                Some(tool_use) => out.push((at, TurnItem::ToolUse(tool_use))),
+                // Said as the SSE form says it: this call never runs, those before it do.
+                Some(tool_use) => {
+                    match self.tool_use_ids.add(block, &tool_use.id, &tool_use.name) {
+                        Ok(()) => out.push((at, TurnItem::ToolUse(tool_use))),
+                        Err(e) => self.error = fail(e.to_string()),
+                    }
+                }
                 None => self.error = fail("a tool_use needs string `id` and `name`".into()),
             },
             Some("text") => out.push((
@@ -493,6 +514,12 @@ impl TurnParser {
             match block.get("type").and_then(Value::as_str) {
                 Some("tool_use") => match tool_use(block) {
                     Some(t) => {
+                        // Said as the SSE form says it, with the same block numbers: this
+                        // call never runs, those before it do.
+                        if let Err(e) = self.tool_use_ids.add(i as u64, &t.id, &t.name) {
+                            self.error = Some(e.to_string());
+                            return;
+                        }
                         self.flush_text(out);
                         out.push((Duration::ZERO, TurnItem::ToolUse(t)));
                     }
@@ -827,6 +854,8 @@ mod tests {
             String::new(),
             format!("{message} {{\"x\":1}}"),
             "{\"type\":\"thinking\",\"thinking\":\"hm\"}\n{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Glob\"}\n".to_owned(),
+            // A repeated id stops the input there, in every split.
+            "{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Glob\"}\n{\"type\":\"text\",\"text\":\"x\"}\n{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Glob\"}\n".to_owned(),
         ];
         for input in &inputs {
             let whole = parse(input, Duration::from_millis(3));

@@ -47,4 +47,5 @@ mod review35_cli;
 mod review35_subagents;
 mod review36_agent;
 mod review37_serve;
+mod review38_executor;
 mod review38_prompting;

@@ -138,9 +138,8 @@ pub struct AnthropicStream {
     data: String,
     data_line: usize,
     blocks: HashMap<u64, Block>,
-    /// The ids of this message's tool_use blocks so far, with their block numbers: an id
-    /// comes once in a message (a request that repeats one is refused by the API).
-    tool_use_ids: HashMap<String, u64>,
+    /// The ids of this message's tool_use blocks so far.
+    tool_use_ids: ToolUseIds,
     /// The bytes of input the open tool_use blocks hold between them.
     open_input: usize,
     /// The response's usage so far: input, output, cache writes, cache reads.
@@ -149,6 +148,60 @@ pub struct AnthropicStream {
     started: bool,
     stopped: bool,
     failed: Option<StreamError>,
+}
+
+/// The tool_use ids of one message so far, with their block numbers. An id comes once in a
+/// message: a second call with the same id would run too, and its result would carry the
+/// same id, so the next request, with two tool_use blocks and two results of one id, is
+/// refused by the API, after both calls had their effects. Every reader of a response checks
+/// its tool_use blocks here before they run: [`AnthropicStream`], and a host reading a
+/// non-streaming response or blocks one by one, so that all say it the same way.
+#[derive(Debug, Clone, Default)]
+pub struct ToolUseIds {
+    blocks: HashMap<String, u64>,
+}
+
+/// A tool_use block whose id an earlier block of the same message has ([`ToolUseIds::add`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "block {block}'s tool_use ({name}) has the id {id:?} of block {first}: a tool_use id comes once in a message"
+)]
+pub struct RepeatedToolUseId {
+    /// The block that repeats the id (its index in the message's `content`).
+    pub block: u64,
+    /// The tool it calls.
+    pub name: String,
+    /// The id.
+    pub id: String,
+    /// The earlier block with that id.
+    pub first: u64,
+}
+
+impl ToolUseIds {
+    /// No ids yet: the start of a message.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records that block `block` is a tool_use of `name` with `id`; refuses it (and does
+    /// not record it) when an earlier block of the message has that id.
+    pub fn add(&mut self, block: u64, id: &str, name: &str) -> Result<(), RepeatedToolUseId> {
+        if let Some(&first) = self.blocks.get(id) {
+            return Err(RepeatedToolUseId {
+                block,
+                name: name.to_owned(),
+                id: id.to_owned(),
+                first,
+            });
+        }
+        self.blocks.insert(id.to_owned(), block);
+        Ok(())
+    }
+
+    /// Forgets every id: the next message starts (it may use them again).
+    pub fn clear(&mut self) {
+        self.blocks.clear();
+    }
 }
 
 /// Line ends read as LF across the chunks of a stream: a CRLF, and a CR alone, which SSE
@@ -386,20 +439,11 @@ impl AnthropicStream {
                         let name = block["name"].as_str().ok_or_else(|| {
                             malformed(&kind, "tool_use block without `name`".into())
                         })?;
-                        // A second call with the same id would run too, and its result
-                        // would carry the same id: the next request, with two tool_use
-                        // blocks and two results of one id, is refused by the API (after
-                        // both calls had their effects). The stream is malformed: the
-                        // calls before it keep their results, this one never runs.
-                        if let Some(first) = self.tool_use_ids.get(id) {
-                            return Err(malformed(
-                                &kind,
-                                format!(
-                                    "block {i}'s tool_use ({name}) has the id {id:?} of block {first}: a tool_use id comes once in a message"
-                                ),
-                            ));
-                        }
-                        self.tool_use_ids.insert(id.to_owned(), i);
+                        // The stream is malformed there: the calls before it keep their
+                        // results, this one never runs.
+                        self.tool_use_ids
+                            .add(i, id, name)
+                            .map_err(|e| malformed(&kind, e.to_string()))?;
                         // The whole input may come here (a gateway, a proxy), with no
                         // delta after it: it is the call's input unless deltas bring one,
                         // as the Anthropic SDKs read it.

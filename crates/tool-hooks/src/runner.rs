@@ -241,9 +241,10 @@ struct HookResult {
     report: Option<HookRunReport>,
     /// Exit code 2: the stderr, else the stdout (what an `asyncRewake` hook tells the model).
     exit2_output: Option<String>,
-    /// A PermissionRequest hook that could not be started for want of a system resource:
-    /// why, the call's deny message ([`GUARD_EVENTS`]).
-    unstarted_guard: Option<String>,
+    /// A PermissionRequest hook whose decision never came (it could not be started for want
+    /// of a system resource, or its output cannot be read): why, the call's deny message
+    /// ([`GUARD_EVENTS`], [`refuse_as_guard`](HookRunner::refuse_as_guard)).
+    guard_refusal: Option<String>,
     /// The hook's `if` matched only because the call could not be matched as written
     /// ([`IfMatch::FailOpen`]): an allow it returns, and its `updatedInput`, are not taken.
     fail_open: bool,
@@ -263,7 +264,7 @@ impl HookResult {
             cancelled: false,
             report: None,
             exit2_output: None,
-            unstarted_guard: None,
+            guard_refusal: None,
             fail_open: false,
             if_rule: None,
         }
@@ -896,10 +897,17 @@ impl HookRunner {
             "[{}]: {what}, so the call is refused (the hook may have refused it): {why}",
             r.hook
         );
+        Self::refuse_as_guard(event, r, text);
+    }
+
+    /// A guard whose decision never came refuses the call, saying `text`: a PreToolUse hook
+    /// with a blocking error, a PermissionRequest hook with a deny (where exit 2 blocks
+    /// nothing).
+    fn refuse_as_guard(event: &str, r: &mut HookResult, text: String) {
         if event == "PreToolUse" {
             r.blocking = Some(text);
         } else {
-            r.unstarted_guard = Some(text);
+            r.guard_refusal = Some(text);
         }
     }
 
@@ -1034,14 +1042,24 @@ impl HookRunner {
         let trimmed = text.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
         if trimmed.starts_with('{') {
             if raw.stdout_truncated {
-                json_error = Some(match handler.kind {
-                    HandlerKind::Http(_) => format!(
-                        "response body exceeds the {MAX_STDOUT_BYTES} byte limit; JSON output ignored"
-                    ),
-                    _ => format!(
-                        "stdout exceeds the {MAX_STDOUT_BYTES} byte capture limit; JSON output ignored"
-                    ),
-                });
+                let cut = match handler.kind {
+                    HandlerKind::Http(_) => {
+                        format!("response body exceeds the {MAX_STDOUT_BYTES} byte limit")
+                    }
+                    _ => format!("stdout exceeds the {MAX_STDOUT_BYTES} byte capture limit"),
+                };
+                // A guard's decision cut short cannot be read: the call is refused, as for
+                // one nested too deep below (found by review 38: the call ran on an allow
+                // rule, its deny lost).
+                if code == Some(0) && GUARD_EVENTS.contains(&event) {
+                    let text = format!(
+                        "[{}]: its {cut}: its decision cannot be read, so the call is refused",
+                        r.hook
+                    );
+                    Self::refuse_as_guard(event, r, text);
+                } else {
+                    json_error = Some(format!("{cut}; JSON output ignored"));
+                }
             } else {
                 match parse_output(trimmed, event) {
                     Ok(out) => r.output = Some(out),
@@ -1064,13 +1082,13 @@ impl HookRunner {
                     // that cannot run does: a deny in it must not be lost (found by review
                     // 36: read as plain text, the call ran).
                     Err(OutputError::TooDeep(e))
-                        if code == Some(0)
-                            && matches!(event, "PreToolUse" | "PermissionRequest") =>
+                        if code == Some(0) && GUARD_EVENTS.contains(&event) =>
                     {
-                        r.blocking = Some(format!(
+                        let text = format!(
                             "[{}]: {e}: its decision cannot be read, so the call is refused",
                             r.hook
-                        ));
+                        );
+                        Self::refuse_as_guard(event, r, text);
                     }
                     Err(OutputError::TooDeep(e)) => {
                         if code == Some(0) && !STDOUT_IS_CONTEXT.contains(&event) {
@@ -1562,7 +1580,7 @@ impl HookRunner {
         let mut allow_perms = Vec::new();
         for r in &results {
             self.absorb(event, ctx, &mut out.common, r);
-            if let Some(text) = &r.unstarted_guard {
+            if let Some(text) = &r.guard_refusal {
                 // A hook that could not start denies, in its place in the order.
                 if deny.is_none() {
                     deny = Some(PermissionRequestVerdict::Deny {

@@ -266,14 +266,25 @@ async fn a_users_content_type_replaces_the_default() {
 }
 
 /// A response body over the size limit is named as one: an http hook has no stdout (the
-/// error spoke of a stdout capture limit).
+/// error spoke of a stdout capture limit). From a guard (PreToolUse) it is a decision that
+/// cannot be read, which refuses the call (review 38); elsewhere a non-blocking error.
 #[tokio::test]
 async fn an_oversized_response_body_is_named_as_a_body() {
     let env = Env::new();
     let (base, _seen, task) = serve().await;
     let hook = json!({"type": "http", "url": format!("{base}/huge")});
-    let out = runner(one("PreToolUse", "Bash", vec![hook]))
+    let out = runner(one("PreToolUse", "Bash", vec![hook.clone()]))
         .run_pre_tool_use(&bash(), &env.ctx())
+        .await;
+    let refusal = out.decision.expect("the call was not refused").message;
+    assert!(
+        refusal.contains(&format!(
+            "response body exceeds the {MAX_STDOUT_BYTES} byte limit"
+        )) && refusal.contains("refused"),
+        "{refusal}"
+    );
+    let out = runner(one("PostToolUse", "Bash", vec![hook]))
+        .run_post_tool_use(&bash(), &json!({"stdout": ""}), &env.ctx())
         .await;
     let texts: Vec<&str> = out.common.errors.iter().map(|e| e.text.as_str()).collect();
     assert_eq!(

@@ -13,4 +13,5 @@ mod common;
 mod review29_hooks;
 mod review31_hooks;
 mod review34_scrub;
+mod review38_hooks;
 mod review_fixes;

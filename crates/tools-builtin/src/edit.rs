@@ -339,10 +339,38 @@ fn unseen_lines_refused(
     let Some(&(first, last)) = touched.iter().find(|span| !shown(span)) else {
         return Ok(());
     };
-    let at = if first == last {
-        format!("line {first}")
+    let lines = |(from, to): (usize, usize)| {
+        if from == to {
+            format!("line {from}")
+        } else {
+            format!("lines {from}-{to}")
+        }
+    };
+    // The lines of the span no Read showed, as ranges: only those are named unseen (the
+    // text may start on the last line shown).
+    let mut unseen: Vec<(usize, usize)> = Vec::new();
+    for line in first..=last {
+        if seen
+            .seen_lines
+            .iter()
+            .any(|&(from, to)| (from..=to).contains(&line))
+        {
+            continue;
+        }
+        match unseen.last_mut() {
+            Some((_, to)) if *to + 1 == line => *to = line,
+            _ => unseen.push((line, line)),
+        }
+    }
+    let at = if unseen == [(first, last)] {
+        format!("{}, which no Read has shown", lines((first, last)))
     } else {
-        format!("lines {first}-{last}")
+        let unseen: Vec<String> = unseen.iter().map(|&span| lines(span)).collect();
+        format!(
+            "{}, and no Read has shown {}",
+            lines((first, last)),
+            unseen.join(", ")
+        )
     };
     let ranges: Vec<String> = seen
         .seen_lines
@@ -355,8 +383,8 @@ fn unseen_lines_refused(
         format!("lines {} were shown", ranges.join(", "))
     };
     Err(format!(
-        "The text to replace is on {at}, which no Read has shown: the file was only partly \
-         read ({shown}). Read that part first (offset and limit), then edit."
+        "The text to replace is on {at}: the file was only partly read ({shown}). Read \
+         that part first (offset and limit), then edit."
     ))
 }
 

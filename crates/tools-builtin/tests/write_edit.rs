@@ -1070,6 +1070,22 @@ async fn edit_changes_only_lines_a_read_showed() {
         "{}",
         err.text
     );
+    // Text that starts on the last line shown and runs past it: only the lines past it
+    // are named unseen (found by review 38: "lines 2000-2001, which no Read has shown"
+    // beside "lines 1-2000 were shown").
+    let err = fail(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "2000 text\nline 2001", "new_string": "x"}),
+    )
+    .await;
+    assert!(
+        err.text
+            .contains("on lines 2000-2001, and no Read has shown line 2001:")
+            && err.text.contains("lines 1-2000 were shown"),
+        "{}",
+        err.text
+    );
     // replace_all over shown and unshown lines: refused as a whole.
     let err = fail(
         &Edit,

@@ -1062,16 +1062,15 @@ pub fn parse_pages(spec: &str, total: usize) -> Result<Vec<u32>, String> {
                 "pages are numbered from 1 and a range must not go backwards",
             ));
         }
-        if to_usize(u64::from(b)) > total {
-            return Err(format!(
-                "Invalid pages parameter \"{spec}\": the PDF has {total} pages."
-            ));
-        }
         if to_usize(u64::from(b - a)) >= MAX_PDF_PAGES_PER_CALL {
             return Err(format!(
                 "Page range \"{spec}\" exceeds the maximum of {MAX_PDF_PAGES_PER_CALL} pages per request."
             ));
         }
+        // A range that runs past the last page gives the pages it names that exist, as
+        // Claude Code's `pdftoppm -f A -l B` gives them (found by review 38: "15-20" of a
+        // 17-page PDF was refused); one that starts past it is refused above.
+        let b = b.min(u32::try_from(total).unwrap_or(u32::MAX));
         for n in a..=b {
             if !pages.contains(&n) {
                 pages.push(n);
@@ -1563,6 +1562,15 @@ mod tests {
         // Past the end: the page count, not "a range must not go backwards".
         let err = parse_pages("5-", 3).unwrap_err();
         assert!(err.contains("the PDF has 3 pages"), "{err}");
+        // A range that runs past the end gives the pages that exist; the cap is on the
+        // range asked for.
+        assert_eq!(parse_pages("15-20", 17).unwrap(), [15, 16, 17]);
+        assert_eq!(parse_pages("2-5, 1", 3).unwrap(), [2, 3, 1]);
+        assert!(
+            parse_pages("1-100", 17)
+                .unwrap_err()
+                .contains("exceeds the maximum of 20 pages")
+        );
         // A long list is refused as soon as it passes the cap.
         let long: Vec<String> = (1..=100_000).map(|n| n.to_string()).collect();
         let err = parse_pages(&long.join(","), 200_000).unwrap_err();

@@ -892,11 +892,17 @@ impl AgentLoop {
 
     /// Runs the loop for `prompt` in `ctx` (its tools, cwd, permission state, spending limit).
     ///
-    /// `interrupt` is the user interrupt: once cancelled, the response stops being read,
-    /// running tools are cancelled or allowed to finish per their interrupt behaviour, calls
-    /// not started are answered with the rejection text, and the run ends with
-    /// [`Stop::Interrupted`]. Cancelling `ctx`'s own token cancels everything at once
-    /// ([`Stop::Cancelled`]). `on_event` sees text, calls and results as they happen.
+    /// `interrupt` is the user interrupt, Claude Code's Esc or Ctrl-C (its `user-cancel`
+    /// abort): once cancelled, the response stops being read, every running call is
+    /// cancelled whatever its interrupt behaviour (Bash's process group killed) and answered
+    /// with the rejection text, as are the calls not started, and the run ends with
+    /// [`Stop::Interrupted`]; hooks that run outside the turn (Stop) are let finish.
+    /// Cancelling `ctx`'s own token cancels everything at once, those hooks too
+    /// ([`Stop::Cancelled`]). A host that lets the user send a message while tools run (Claude
+    /// Code's `interrupt` abort, which lets `block` tools such as Bash finish) drives a
+    /// [`StreamingToolExecutor`] itself and calls its
+    /// [`interrupt`](StreamingToolExecutor::interrupt). `on_event` sees text, calls and
+    /// results as they happen.
     ///
     /// Hooks (the pipeline's [`Hooks`](tool_exec::Hooks)) see the run's events: before the
     /// first request UserPromptSubmit (or SubagentStart when `ctx` belongs to a sub-agent),
@@ -1434,11 +1440,16 @@ impl AgentLoop {
                 () = interrupt.cancelled(), if !out.interrupted && !out.cancelled => {
                     out.interrupted = true;
                     reading = false;
-                    executor.interrupt();
+                    // Claude Code's Esc (`user-cancel`): every running call is cancelled,
+                    // `block` ones such as Bash too, not only those whose interrupt
+                    // behaviour is `cancel` (the executor's `interrupt`, for a message the
+                    // user sends while tools run, which this loop has no way to take). The
+                    // turn's token does that; the run's stays as it is.
+                    abort.cancel();
                 }
                 // A sub-agent's rejection: the turn stops as for a rejection of its own
                 // (the executor saw the token too and stopped the other calls).
-                () = abort.cancelled(), if !out.rejected && !out.cancelled && !hard.is_cancelled() => {
+                () = abort.cancelled(), if !out.rejected && !out.interrupted && !out.cancelled && !hard.is_cancelled() => {
                     out.rejected = true;
                     // As for a rejection of its own: the rest of the response is not read.
                     reading = false;

@@ -6,9 +6,9 @@
 //! to standard output and the calls are listed on standard error as they start and finish.
 //! With `--print` (or without a terminal) nobody is asked: asks become denials that say why.
 //! `--print` writes only the final text (also that of an incomplete answer: the exit code
-//! and the line on standard error say why it is incomplete). Ctrl-C interrupts the turn
-//! (running tools are cancelled or allowed to finish per their interrupt behaviour; every
-//! tool_use still gets its result); a second Ctrl-C cancels everything.
+//! and the line on standard error say why it is incomplete). Ctrl-C interrupts the turn as
+//! Claude Code's Esc does (every running tool is cancelled, Bash's command killed; every
+//! tool_use still gets its result); a second Ctrl-C exits at once.
 
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
@@ -145,12 +145,13 @@ fn ask_trust(cwd: &std::path::Path) -> Option<bool> {
     Some(yes)
 }
 
-/// Ctrl-C: the first press interrupts the turn (`soft`), the second cancels everything
-/// (`hard`), the third kills the background tasks and exits at once
-/// ([`exit_on_the_spot`](super::exit_on_the_spot): the commands' process groups killed, the
-/// session's directory removed when nothing is saved in it). SIGTERM and SIGHUP (the
-/// terminal closed) kill the background tasks, which run in sessions of their own out of the
-/// terminal's reach, and cancel everything; after that, any further signal exits at once. The
+/// Ctrl-C: the first press interrupts the turn (`soft`: the agent loop cancels every running
+/// call, as Claude Code's Esc does; the run ends interrupted), the second kills the background
+/// tasks and exits at once ([`exit_on_the_spot`](super::exit_on_the_spot): the commands'
+/// process groups killed, the session's directory removed when nothing is saved in it).
+/// SIGTERM and SIGHUP (the terminal closed), first or after a Ctrl-C, kill the background
+/// tasks, which run in sessions of their own out of the terminal's reach, and cancel
+/// everything (`hard`); after that, any further signal exits at once. The
 /// same signal again within [`SAME_SIGNAL_WINDOW`](super::SAME_SIGNAL_WINDOW) is the same
 /// press delivered twice (`timeout`, `make` or a wrapper signals the process and then its
 /// group), as for `run` ([`Signals::next`](super::Signals::next)). The handlers are installed
@@ -171,7 +172,9 @@ fn watch_interrupts(
             signalled.store(exit_code, std::sync::atomic::Ordering::SeqCst);
             let interrupt_key = exit_code == 130;
             level = match (level, interrupt_key) {
-                (2.., _) => {
+                // A second Ctrl-C: the first one's cancellation is not waited for (a
+                // command that ignores SIGTERM, a hook that hangs).
+                (2.., _) | (1, true) => {
                     tasks.kill_all();
                     // The process groups killed and the session's directory removed too.
                     super::exit_on_the_spot(exit_code)
@@ -181,16 +184,15 @@ fn watch_interrupts(
                 (0, true) => {
                     soft.cancel();
                     eoutln!(
-                        "\n(interrupted: ending the turn once the running tools stop; Ctrl-C again cancels them)"
+                        "\n(interrupted: cancelling the running tools; Ctrl-C again exits at once)"
                     );
                     1
                 }
-                (_, interrupt_key) => {
-                    if !interrupt_key {
-                        // Whoever sent it may follow with SIGKILL, which the background
-                        // tasks, in sessions of their own, would outlive.
-                        tasks.kill_all();
-                    }
+                // SIGTERM or SIGHUP.
+                (_, _) => {
+                    // Whoever sent it may follow with SIGKILL, which the background tasks,
+                    // in sessions of their own, would outlive.
+                    tasks.kill_all();
                     hard.cancel();
                     eoutln!("\n(cancelling everything)");
                     2
@@ -709,7 +711,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
             .finish_notifications(std::time::Duration::from_secs(2))
             .await;
     }
-    // The session's token is cancelled after a second Ctrl-C or a SIGTERM; the SessionEnd
+    // The session's token is cancelled after a SIGTERM or SIGHUP; the SessionEnd
     // hooks still run (within their own budget).
     let end_ctx = end_ctx.with_cancellation(CancellationToken::new());
     session_end(hooks.as_ref(), &end_ctx).await;
@@ -726,7 +728,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
         }
     }
     if hard.is_cancelled() {
-        // After SIGTERM or a second Ctrl-C: the servers get a short grace to stop what
+        // After SIGTERM or SIGHUP: the servers get a short grace to stop what
         // their cancelled calls run (a kill on the spot leaves a served command running).
         let _ = super::end_mcp_servers_after_signal(&session, &mut super::Signals::install()).await;
     } else {

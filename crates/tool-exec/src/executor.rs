@@ -369,6 +369,11 @@ impl StreamingToolExecutor {
     /// normally, and those still in their hooks or permission are stopped there (their
     /// hooks killed) unless they ended otherwise first; calls not yet started (and any added
     /// later) are answered with the rejection text.
+    ///
+    /// This is Claude Code's `interrupt` abort, for a host that takes a message the user
+    /// sends while tools run. Its Esc or Ctrl-C (`user-cancel`) cancels every call, `Block`
+    /// ones too: for that, cancel the token of the context the executor was made with (the
+    /// agent loop cancels its turn's).
     pub fn interrupt(&self) {
         self.handle().interrupt();
     }

@@ -126,15 +126,24 @@ async fn hook_prints_100_mb() {
     assert_read_went_through(&r);
     assert!(messages(&r).is_empty(), "{:?}", messages(&r));
     rig.assert_survives().await;
-    // JSON-looking: reported, not parsed.
+    // JSON-looking: not parsed, a decision that cannot be read: a PreToolUse hook's refuses
+    // the call (review 38: a deny in it must not be lost), saying why.
     let (rig, r) = read_through(
         "echo $$ > PIDFILE; printf '{\"systemMessage\": \"'; head -c 100000000 /dev/zero | tr '\\0' a",
         None,
     )
     .await;
-    assert_read_went_through(&r);
-    assert_hook_error(&r, "exceeds the 16777216 byte capture limit");
+    assert!(r.outcome.result.is_error, "{}", text(&r));
+    assert!(
+        text(&r).contains("exceeds the 16777216 byte capture limit")
+            && text(&r).contains("the call is refused")
+            && !text(&r).contains("hello from the project"),
+        "{}",
+        text(&r)
+    );
     assert_no_process("hooks/hook.sh", Some(&pid_file(&rig))).await;
+    // The next call, its hook quiet again, runs.
+    rig.script("hooks/hook.sh", "exit 0");
     rig.assert_survives().await;
     rig.assert_no_temp_files();
 }

@@ -313,9 +313,9 @@ const RESULTS_DIR: &str = "tool-results";
 /// Where the MCP servers' binary resources are saved, in the session's directory.
 const MCP_RESOURCES_DIR: &str = "mcp-resources";
 
-/// The hooks' environment file (`CLAUDE_ENV_FILE`) `agent` creates in the session's
-/// directory.
-pub(crate) const SESSION_ENV_FILE: &str = "session-env.sh";
+/// The directory of the hooks' environment files (each SessionStart hook's own
+/// `CLAUDE_ENV_FILE`) `agent` creates in the session's directory.
+pub(crate) const SESSION_ENV_DIR: &str = "session-env";
 
 /// Removes the session's directory when the session ends with nothing saved in it (an
 /// empty hooks' environment file or transcript, or an empty directory, does not count), so
@@ -350,7 +350,7 @@ fn open_session_dirs() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
 }
 
 /// Removes `dir`, a session's directory, when nothing is saved in it: its empty hooks'
-/// environment file and transcript go first, then every empty directory in it (the results
+/// environment files and transcript go first, then every empty directory in it (the results
 /// directory and the folders its savers make, `toolwright-hook-output`, …, left empty by a
 /// save that failed on a full disk), deepest first, then its project record
 /// ([`record_project`]) when no results directory is left for it to speak for, then `dir`
@@ -362,10 +362,10 @@ fn open_session_dirs() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
 /// makes no parent, so once `dir` is gone it makes nothing). That is swept again, a few
 /// times; should a result be saved in it after the record went, the record is put back.
 fn remove_if_nothing_saved(dir: &Path) {
-    for name in [SESSION_ENV_FILE, TRANSCRIPT_FILE] {
-        let file = dir.join(name);
-        if std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file() && m.len() == 0) {
-            let _ = std::fs::remove_file(&file);
+    let env_files = tool_core::hook_env_files(&dir.join(SESSION_ENV_DIR));
+    for file in env_files.iter().chain([&dir.join(TRANSCRIPT_FILE)]) {
+        if std::fs::symlink_metadata(file).is_ok_and(|m| m.is_file() && m.len() == 0) {
+            let _ = std::fs::remove_file(file);
         }
     }
     let results = dir.join(RESULTS_DIR);

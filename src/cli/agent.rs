@@ -372,19 +372,20 @@ async fn session_end(hooks: &dyn Hooks, ctx: &ToolUseContext) {
     }
 }
 
-/// Creates the session's `CLAUDE_ENV_FILE` (empty, owner-only) beside its results
-/// directory; `None` (with a notice) when it cannot be created.
-fn session_env_file(ctx: &ToolUseContext) -> Option<PathBuf> {
+/// Creates the directory (empty, owner-only) beside the session's results directory where
+/// each SessionStart hook gets its own `CLAUDE_ENV_FILE` (`sessionstart-hook-<i>.sh`, as in
+/// Claude Code), all sourced before each Bash command; `None` (with a notice) when it cannot
+/// be created.
+fn session_env_dir(ctx: &ToolUseContext) -> Option<PathBuf> {
     let dir = ctx.results_dir()?.parent()?.to_path_buf();
-    let path = dir.join(crate::session::SESSION_ENV_FILE);
+    let path = dir.join(crate::session::SESSION_ENV_DIR);
     let created = std::fs::create_dir_all(&dir).and_then(|()| {
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        options.open(&path)
+        let mut builder = std::fs::DirBuilder::new();
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&path)
     });
     match created {
-        Ok(_) => Some(path),
+        Ok(()) => Some(path),
         Err(e) => {
             eoutln!(
                 "toolwright: cannot create {} for SessionStart hooks: {e}",
@@ -528,7 +529,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     tool_options.model.clone_from(&model);
     tool_options.max_budget_usd = args.max_budget_usd;
     tool_options.non_interactive = !interactive;
-    tool_options.session_env_file = session_env_file(&ctx);
+    tool_options.session_env_dir = session_env_dir(&ctx);
     let tools: Vec<Arc<dyn Tool>> = ctx.tools().to_vec();
     // An untrusted folder's definitions are not loaded: they could replace
     // general-purpose's system prompt, as its settings are not read either.
@@ -600,7 +601,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
             LoopEvent::SessionStart {
                 source: "startup",
                 model: Some(&model),
-                env_file: ctx.options().session_env_file.as_deref(),
+                env_dir: ctx.options().session_env_dir.as_deref(),
             },
             &ctx,
         )

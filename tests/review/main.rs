@@ -48,4 +48,5 @@ mod review35_subagents;
 mod review36_agent;
 mod review37_serve;
 mod review38_executor;
+mod review38_hooksenv;
 mod review38_prompting;

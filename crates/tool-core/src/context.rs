@@ -70,9 +70,11 @@ pub struct ToolOptions {
     pub refresh_tools: Option<RefreshTools>,
     /// No user at a terminal: prompts are impossible.
     pub non_interactive: bool,
-    /// A shell file sourced before each Bash command: the `CLAUDE_ENV_FILE` that
-    /// SessionStart hooks append `export` lines to.
-    pub session_env_file: Option<std::path::PathBuf>,
+    /// The directory of the hooks' environment files: each SessionStart hook gets a file
+    /// of its own in it as `CLAUDE_ENV_FILE` ([`hook_env_file_name`]), and every such file
+    /// in it is sourced before each Bash command, in Claude Code's order
+    /// ([`hook_env_files`]).
+    pub session_env_dir: Option<std::path::PathBuf>,
     /// ToolSearch was not offered to the model in this turn (tool search is off for its
     /// request): a call of it the model makes anyway is answered as a call of a tool that
     /// does not exist. The tool stays in the list, for sub-agents whose own requests may
@@ -104,7 +106,7 @@ impl fmt::Debug for ToolOptions {
             .field("max_budget_usd", &self.max_budget_usd)
             .field("refresh_tools", &self.refresh_tools.is_some())
             .field("non_interactive", &self.non_interactive)
-            .field("session_env_file", &self.session_env_file)
+            .field("session_env_dir", &self.session_env_dir)
             .field("tool_search_off", &self.tool_search_off)
             .field(
                 "reads_always_return_content",
@@ -112,6 +114,44 @@ impl fmt::Debug for ToolOptions {
             )
             .finish()
     }
+}
+
+/// The events whose hooks each get a `CLAUDE_ENV_FILE` of their own, in the order their
+/// files are sourced (Claude Code's).
+const HOOK_ENV_EVENTS: [&str; 4] = ["setup", "sessionstart", "cwdchanged", "filechanged"];
+
+/// The name of the `CLAUDE_ENV_FILE` of hook number `index` of `event` (its place among the
+/// event's matching hooks, in configuration order, from 0) in
+/// [`ToolOptions::session_env_dir`]: `sessionstart-hook-0.sh`, as Claude Code names them
+/// (`getHookEnvFilePath`). Each hook has its own, so one that writes it with `>` erases
+/// nothing another exported.
+pub fn hook_env_file_name(event: &str, index: usize) -> String {
+    format!("{}-hook-{index}.sh", event.to_ascii_lowercase())
+}
+
+/// The hooks' environment files in `dir` ([`hook_env_file_name`]), in the order they are
+/// sourced: Setup's first, then SessionStart's, CwdChanged's and FileChanged's, each
+/// event's by hook index, so that what a later hook exports wins whichever finished last,
+/// as in Claude Code. Other names are left out; a directory that cannot be read has none.
+pub fn hook_env_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(usize, u64, PathBuf)> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name();
+            let (event, index) = name.to_str()?.strip_suffix(".sh")?.split_once("-hook-")?;
+            let rank = HOOK_ENV_EVENTS.iter().position(|e| *e == event)?;
+            // Digits only, as Claude Code's pattern (`\d+`): no sign, no spaces.
+            if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            Some((rank, index.parse().ok()?, entry.path()))
+        })
+        .collect();
+    found.sort();
+    found.into_iter().map(|(_, _, path)| path).collect()
 }
 
 /// A notice for the user (not the model).
@@ -1374,6 +1414,43 @@ mod tests {
     }
 
     use super::*;
+
+    /// The hooks' environment files are taken by Claude Code's names only, and sourced by
+    /// event, then by hook index as a number (`-10` after `-2`).
+    #[test]
+    fn hook_env_files_come_in_event_then_index_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in [
+            "sessionstart-hook-10.sh",
+            "cwdchanged-hook-0.sh",
+            "sessionstart-hook-2.sh",
+            "setup-hook-1.sh",
+            "sessionstart-hook-+1.sh",
+            "stop-hook-0.sh",
+            "sessionstart-hook-.sh",
+            "sessionstart-hook-3.sh.bak",
+        ] {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        let names: Vec<String> = hook_env_files(dir.path())
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "setup-hook-1.sh",
+                "sessionstart-hook-2.sh",
+                "sessionstart-hook-10.sh",
+                "cwdchanged-hook-0.sh"
+            ]
+        );
+        assert_eq!(
+            hook_env_file_name("SessionStart", 3),
+            "sessionstart-hook-3.sh"
+        );
+        assert!(hook_env_files(&dir.path().join("missing")).is_empty());
+    }
 
     /// A settings file larger than 16 MiB is not read (a sparse 1 GiB file a repository
     /// ships cost every session a minute and gigabytes before it was found invalid); one of

@@ -335,24 +335,22 @@ async fn run_loop_event(
         LoopEvent::SessionStart {
             source,
             model,
-            env_file,
+            env_dir,
         } => {
             extra.insert("source".into(), json!(source));
             if let Some(model) = model {
                 extra.insert("model".into(), json!(model));
             }
-            let env: Vec<(String, String)> = env_file
-                .map(|p| {
-                    (
-                        "CLAUDE_ENV_FILE".to_owned(),
-                        p.to_string_lossy().into_owned(),
-                    )
-                })
-                .into_iter()
-                .collect();
-            runner
-                .run_event_with_env(name, extra, Some(source), &env, ctx)
-                .await
+            // Each hook its own `CLAUDE_ENV_FILE`, as in Claude Code: one that writes it
+            // with `>` erases nothing another exported.
+            match env_dir {
+                Some(dir) => {
+                    runner
+                        .run_event_with_env_files(name, extra, Some(source), dir, ctx)
+                        .await
+                }
+                None => runner.run_event(name, extra, Some(source), ctx).await,
+            }
         }
         LoopEvent::SessionEnd { reason } => {
             extra.insert("reason".into(), json!(reason));

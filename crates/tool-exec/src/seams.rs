@@ -299,10 +299,12 @@ pub enum LoopEvent<'a> {
         source: &'a str,
         /// The model, when known.
         model: Option<&'a str>,
-        /// The file the hooks may append `export` lines to (`CLAUDE_ENV_FILE` in their
-        /// environment), which Bash then sources before each command
-        /// ([`ToolOptions::session_env_file`](tool_core::ToolOptions)).
-        env_file: Option<&'a std::path::Path>,
+        /// The directory where each hook gets a file of its own to write `export` lines to
+        /// (`CLAUDE_ENV_FILE` in its environment: `sessionstart-hook-<index>.sh`), all of
+        /// which Bash then sources before each command, in the hooks' order
+        /// ([`ToolOptions::session_env_dir`](tool_core::ToolOptions)); `None`: the hooks
+        /// get no `CLAUDE_ENV_FILE`.
+        env_dir: Option<&'a std::path::Path>,
     },
     /// The session ends; `reason` is `clear`, `resume`, `logout`, `prompt_input_exit` or
     /// `other`.

@@ -218,13 +218,38 @@ fn full_tool_name(call: &ToolCallInfo, ctx: &ToolUseContext) -> Option<String> {
     (full != call.tool_name).then_some(full)
 }
 
+/// The variables an event gives its command hooks besides the usual ones (internal).
+#[derive(Clone, Copy, Default)]
+struct HookEnv<'a> {
+    /// Set for every hook.
+    vars: &'a [(String, String)],
+    /// Where each hook gets an environment file of its own, its `CLAUDE_ENV_FILE`
+    /// ([`tool_core::hook_env_file_name`]).
+    files_in: Option<&'a Path>,
+}
+
+impl HookEnv<'_> {
+    /// The variables of the hook at `index` among the event's matching hooks.
+    fn for_hook(&self, event: &str, index: usize) -> Vec<(String, String)> {
+        let mut vars = self.vars.to_vec();
+        if let Some(dir) = self.files_in {
+            let file = dir.join(tool_core::hook_env_file_name(event, index));
+            vars.push((
+                "CLAUDE_ENV_FILE".to_owned(),
+                file.to_string_lossy().into_owned(),
+            ));
+        }
+        vars
+    }
+}
+
 /// What one hook run needs (internal).
 #[derive(Clone, Copy)]
 struct Job<'a> {
     event: &'a str,
     input: &'a Value,
     bytes: &'a Arc<[u8]>,
-    env: &'a [(String, String)],
+    env: HookEnv<'a>,
     ctx: &'a ToolUseContext,
     project_dir: &'a Path,
     cancel: &'a CancellationToken,
@@ -557,7 +582,7 @@ impl HookRunner {
         target: Target<'_>,
         call: Option<&ToolCallInfo>,
         input: Map<String, Value>,
-        env: &[(String, String)],
+        env: HookEnv<'_>,
         ctx: &ToolUseContext,
     ) -> (Vec<HookResult>, bool) {
         let Some(inner) = &self.inner else {
@@ -577,25 +602,28 @@ impl HookRunner {
         // What is said of hooks that do not run because their `if` names the call's tool in
         // another case.
         let mut slips: Vec<HookResult> = Vec::new();
-        // Each handler that runs, and whether its `if` matched only by failing open.
-        let handlers: Vec<(&HookHandler, bool)> = inner
+        // Each handler that runs, with its index among the matching ones (in configuration
+        // order: what names its environment file, as Claude Code's `hookIndex`), and whether
+        // its `if` matched only by failing open.
+        let handlers: Vec<(usize, &HookHandler, bool)> = inner
             .config
             .matching_by(event, |m| target.hits(m))
             .into_iter()
-            .filter_map(|h| match (&h.if_condition, call) {
+            .enumerate()
+            .filter_map(|(i, h)| match (&h.if_condition, call) {
                 // An `if` that could not be read: on a tool event the hook runs as one whose
                 // `if` matched by failing open (it guards, never approves); elsewhere, as
                 // any hook with `if`, never.
-                (None, Some(_)) if h.if_unreadable && is_tool_event => Some((h, true)),
+                (None, Some(_)) if h.if_unreadable && is_tool_event => Some((i, h, true)),
                 (None, _) if h.if_unreadable => None,
-                (None, _) => Some((h, false)),
+                (None, _) => Some((i, h, false)),
                 (Some(rule), Some(call)) if is_tool_event => {
                     match inner
                         .rule_matcher
                         .match_rule(rule, &call.tool_name, &call.tool_input)
                     {
-                        IfMatch::Exact => Some((h, false)),
-                        IfMatch::FailOpen => Some((h, true)),
+                        IfMatch::Exact => Some((i, h, false)),
+                        IfMatch::FailOpen => Some((i, h, true)),
                         IfMatch::No => {
                             slips.extend(Self::case_slip(inner, h, rule, &call.tool_name));
                             None
@@ -625,19 +653,19 @@ impl HookRunner {
             cancel: ctx.cancellation(),
         };
         let mut sync = Vec::new();
-        for (h, fail_open) in handlers {
+        for (i, h, fail_open) in handlers {
             if let HandlerKind::Command(c) = &h.kind
                 && c.is_async
             {
-                self.spawn_async(inner, &job, h, target.value);
+                self.spawn_async(inner, &job, h, i, target.value);
                 continue;
             }
-            sync.push((h, fail_open));
+            sync.push((i, h, fail_open));
         }
         let cancel = ctx.cancellation();
         let job = &job;
-        let futs = sync.iter().map(|&(h, fail_open)| async move {
-            let mut r = self.run_one(job, h).await;
+        let futs = sync.iter().map(|&(i, h, fail_open)| async move {
+            let mut r = self.run_one(job, h, i).await;
             r.fail_open = fail_open;
             if !fail_open {
                 r.if_rule.clone_from(&h.if_condition);
@@ -690,10 +718,12 @@ impl HookRunner {
         inner: &Arc<Inner>,
         job: &Job<'_>,
         handler: &HookHandler,
+        index: usize,
         matched: Option<&str>,
     ) {
         let matched = matched.map(str::to_owned);
-        let env = job.env.to_vec();
+        // Its own variables, made here: the job's borrows end with this call.
+        let env = job.env.for_hook(job.event, index);
         let bytes = job.bytes.clone();
         let runner = self.clone();
         let handler = handler.clone();
@@ -709,12 +739,15 @@ impl HookRunner {
                 event: &event,
                 input: &input,
                 bytes: &bytes,
-                env: &env,
+                env: HookEnv {
+                    vars: &env,
+                    files_in: None,
+                },
                 ctx: &ctx,
                 project_dir: &project_dir,
                 cancel: &token,
             };
-            let result = runner.run_one(&job, &handler).await;
+            let result = runner.run_one(&job, &handler, index).await;
             let mut common = CommonOutcome {
                 matched,
                 ..CommonOutcome::default()
@@ -756,7 +789,8 @@ impl HookRunner {
         });
     }
 
-    async fn run_one(&self, job: &Job<'_>, handler: &HookHandler) -> HookResult {
+    /// Runs `handler`, number `index` among the event's matching hooks.
+    async fn run_one(&self, job: &Job<'_>, handler: &HookHandler, index: usize) -> HookResult {
         let Job {
             event,
             input,
@@ -779,12 +813,13 @@ impl HookRunner {
                 let Some(inner) = &self.inner else {
                     return r;
                 };
+                let env = env.for_hook(event, index);
                 let raw = run_command(Launch {
                     handler: c,
                     input: bytes.clone(),
                     cwd: &cwd,
                     project_dir,
-                    extra_env: env,
+                    extra_env: &env,
                     timeout,
                     cancel,
                     lifetime: &inner.lifetime.0,
@@ -1307,7 +1342,7 @@ impl HookRunner {
         };
         let input = self.tool_input(inner, event, call, ctx);
         let (results, cancelled) = self
-            .run_raw(event, target, Some(call), input, &[], ctx)
+            .run_raw(event, target, Some(call), input, HookEnv::default(), ctx)
             .await;
         let mut out = PreToolUseOutcome::default();
         out.common.cancelled = cancelled;
@@ -1471,7 +1506,7 @@ impl HookRunner {
         let mut input = self.tool_input(inner, event, call, ctx);
         input.insert("tool_response".into(), tool_response.clone());
         let (results, cancelled) = self
-            .run_raw(event, target, Some(call), input, &[], ctx)
+            .run_raw(event, target, Some(call), input, HookEnv::default(), ctx)
             .await;
         let mut out = PostToolUseOutcome::default();
         out.common.cancelled = cancelled;
@@ -1513,7 +1548,7 @@ impl HookRunner {
         input.insert("error".into(), json!(truncated_once(error)));
         input.insert("is_interrupt".into(), json!(is_interrupt));
         let (results, cancelled) = self
-            .run_raw(event, target, Some(call), input, &[], ctx)
+            .run_raw(event, target, Some(call), input, HookEnv::default(), ctx)
             .await;
         self.event_outcome(event, ctx, &results, cancelled)
     }
@@ -1544,7 +1579,14 @@ impl HookRunner {
             .collect();
         input.insert("tool_calls".into(), Value::Array(list));
         let (results, cancelled) = self
-            .run_raw(event, Target::value(None), None, input, &[], ctx)
+            .run_raw(
+                event,
+                Target::value(None),
+                None,
+                input,
+                HookEnv::default(),
+                ctx,
+            )
             .await;
         self.event_outcome(event, ctx, &results, cancelled)
     }
@@ -1570,7 +1612,7 @@ impl HookRunner {
             serde_json::to_value(suggestions).unwrap_or_else(|_| json!([])),
         );
         let (results, cancelled) = self
-            .run_raw(event, target, Some(call), input, &[], ctx)
+            .run_raw(event, target, Some(call), input, HookEnv::default(), ctx)
             .await;
         let mut out = PermissionRequestOutcome::default();
         out.common.cancelled = cancelled;
@@ -1669,7 +1711,7 @@ impl HookRunner {
         let mut input = self.tool_input(inner, event, call, ctx);
         input.insert("reason".into(), json!(reason));
         let (results, cancelled) = self
-            .run_raw(event, target, Some(call), input, &[], ctx)
+            .run_raw(event, target, Some(call), input, HookEnv::default(), ctx)
             .await;
         let mut out = PermissionDeniedOutcome::default();
         out.common.cancelled = cancelled;
@@ -1703,14 +1745,53 @@ impl HookRunner {
             .await
     }
 
-    /// [`run_event`](Self::run_event) with extra environment variables for command hooks
-    /// (for example `CLAUDE_ENV_FILE` on SessionStart, Setup, CwdChanged, FileChanged).
+    /// [`run_event`](Self::run_event) with extra environment variables for command hooks,
+    /// the same for every hook.
     pub async fn run_event_with_env(
         &self,
         event: &str,
         extra: Map<String, Value>,
         matcher_value: Option<&str>,
         env: &[(String, String)],
+        ctx: &ToolUseContext,
+    ) -> EventOutcome {
+        let env = HookEnv {
+            vars: env,
+            files_in: None,
+        };
+        self.run_event_in(event, extra, matcher_value, env, ctx)
+            .await
+    }
+
+    /// [`run_event`](Self::run_event) where each command hook gets an environment file of
+    /// its own in `dir` as `CLAUDE_ENV_FILE` (SessionStart, Setup, CwdChanged,
+    /// FileChanged): `<event>-hook-<index>.sh`, named by its place among the event's
+    /// matching hooks in configuration order ([`tool_core::hook_env_file_name`]), as in
+    /// Claude Code. A hook that writes its file with `>` erases nothing another hook
+    /// exported; the files are sourced in that order ([`tool_core::hook_env_files`]). The
+    /// files are not made here: a hook that writes nothing leaves none.
+    pub async fn run_event_with_env_files(
+        &self,
+        event: &str,
+        extra: Map<String, Value>,
+        matcher_value: Option<&str>,
+        dir: &Path,
+        ctx: &ToolUseContext,
+    ) -> EventOutcome {
+        let env = HookEnv {
+            vars: &[],
+            files_in: Some(dir),
+        };
+        self.run_event_in(event, extra, matcher_value, env, ctx)
+            .await
+    }
+
+    async fn run_event_in(
+        &self,
+        event: &str,
+        extra: Map<String, Value>,
+        matcher_value: Option<&str>,
+        env: HookEnv<'_>,
         ctx: &ToolUseContext,
     ) -> EventOutcome {
         let target = Target::value(matcher_value);

@@ -64,8 +64,9 @@
 //!   Claude Code; what an environment file sources still reaches it.
 //! - The user's own `CLAUDE_ENV_FILE` (the variable in this process's environment, which
 //!   the settings' `env` sets too) is sourced before each command, foreground and
-//!   background, before the session's (SessionStart hooks') file; one that cannot be read
-//!   leaves the command to run without it, with a note (`with_session_env`).
+//!   background, before the session's (the SessionStart hooks' files, one per hook, in the
+//!   hooks' order); one that cannot be read leaves the command to run without it, with a
+//!   note (`with_session_env`).
 //! - Unlike Claude Code, a `cd` holds even when the command then fails (`cd build && make`
 //!   failing leaves the next command in `build`, as in an interactive shell); Claude Code
 //!   records the new directory only after a command that succeeded.
@@ -938,21 +939,28 @@ fn spill_path(ctx: &ToolUseContext, fallback: &Path, what: &str) -> PathBuf {
 /// `command` after the sourcing of the environment files, foreground and background
 /// commands alike: first the user's own `CLAUDE_ENV_FILE` (the variable in this process's
 /// environment, where the settings' `env` puts it too: [`user_env_file`]), then the session's
-/// (SessionStart hooks' `CLAUDE_ENV_FILE`), so what the hooks exported wins, as in Claude
-/// Code; each only when it has anything. `CDPATH` is then unset: with it, `cd name` may go
-/// somewhere other than `./name`, where the permission check looked.
+/// (each SessionStart hook's own `CLAUDE_ENV_FILE` in the session's
+/// [`session_env_dir`](tool_core::ToolOptions::session_env_dir), in the hooks' configuration
+/// order: [`tool_core::hook_env_files`]), so what the hooks exported wins, and a later hook's
+/// over an earlier one's, as in Claude Code; each only when it has anything. They are looked
+/// for before every command: a hook may write its file after the first one ran. `CDPATH` is
+/// then unset: with it, `cd name` may go somewhere other than `./name`, where the permission
+/// check looked.
 pub(crate) fn with_session_env(ctx: &ToolUseContext, command: &str) -> String {
     let session = ctx
         .options()
-        .session_env_file
+        .session_env_dir
         .as_deref()
-        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0));
+        .map(tool_core::hook_env_files)
+        .unwrap_or_default();
     let user = user_env_file().ok().flatten();
     let mut files: Vec<&Path> = user.as_deref().into_iter().collect();
-    if let Some(session) = session
-        && !files.contains(&session)
-    {
-        files.push(session);
+    for file in &session {
+        if std::fs::metadata(file).is_ok_and(|m| m.is_file() && m.len() > 0)
+            && !files.contains(&file.as_path())
+        {
+            files.push(file);
+        }
     }
     let sourced: String = files
         .iter()

@@ -453,14 +453,16 @@ async fn kill_all_stops_every_running_task_now() {
 #[tokio::test]
 async fn a_background_command_sees_the_session_environment_file() {
     let dir = tempfile::tempdir().unwrap();
-    let env_file = dir.path().join("session.env");
+    let env_dir = dir.path().join("session-env");
+    std::fs::create_dir(&env_dir).unwrap();
+    let env_file = env_dir.join("sessionstart-hook-0.sh");
     // What the file turns on holds for the command's own first line (bash parses a whole
     // line before running it: an `extglob` pattern after the sourcing on the same line
     // would be a syntax error).
     std::fs::write(&env_file, "export FROM_HOOK=exported\nshopt -s extglob\n").unwrap();
     let ctx = ctx(dir.path());
     let mut options = ctx.options().clone();
-    options.session_env_file = Some(env_file);
+    options.session_env_dir = Some(env_dir);
     let ctx = ctx.with_options(options);
     let (id, _) = start(&ctx, "echo \"hook says $FROM_HOOK\" +(x|y)", None).await;
     let out = call(

@@ -611,8 +611,8 @@ async fn cd_into_a_name_ending_in_a_space_persists_exactly() {
     assert_eq!(next.cwd(), root.join("foo "));
 }
 
-/// The session's environment file is sourced in the command's shell; a `shift` or `set --`
-/// in it cannot change (or empty) the command that runs.
+/// The session's environment files (a SessionStart hook's) are sourced in the command's
+/// shell; a `shift` or `set --` in one cannot change (or empty) the command that runs.
 #[tokio::test]
 async fn the_session_env_file_cannot_change_the_command() {
     let dir = tempfile::tempdir().unwrap();
@@ -621,11 +621,12 @@ async fn the_session_env_file_cannot_change_the_command() {
         ("shift.env", "export FOO=1\nshift\n"),
         ("set.env", "export FOO=2\nset -- false\n"),
     ] {
-        let env_file = root.join(name);
-        std::fs::write(&env_file, exports).unwrap();
+        let env_dir = root.join(name);
+        std::fs::create_dir(&env_dir).unwrap();
+        std::fs::write(env_dir.join("sessionstart-hook-0.sh"), exports).unwrap();
         let ctx = ToolUseContext::new(&root);
         let mut options = ctx.options().clone();
-        options.session_env_file = Some(env_file);
+        options.session_env_dir = Some(env_dir);
         let ctx = ctx.with_options(options);
         let out = run(&ctx, json!({"command": "echo \"ran with $FOO\""}))
             .await
@@ -734,11 +735,12 @@ async fn cwd_outside_is_reset_whatever_pwd_prints() {
 async fn error_line_numbers_are_the_commands_own() {
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
-    let env_file = root.join("session.env");
-    std::fs::write(&env_file, "export FOO=1\n").unwrap();
+    let env_dir = root.join("session-env");
+    std::fs::create_dir(&env_dir).unwrap();
+    std::fs::write(env_dir.join("sessionstart-hook-0.sh"), "export FOO=1\n").unwrap();
     let plain = ToolUseContext::new(&root);
     let mut options = plain.options().clone();
-    options.session_env_file = Some(env_file);
+    options.session_env_dir = Some(env_dir);
     let with_env = plain.clone().with_options(options);
     for ctx in [&plain, &with_env] {
         for (command, want) in [
@@ -844,15 +846,16 @@ async fn cdpath_does_not_move_cd() {
     std::fs::create_dir_all(elsewhere.join("target")).unwrap();
     let project = root.join("project");
     std::fs::create_dir_all(&project).unwrap();
-    let env_file = root.join("session.env");
+    let env_dir = root.join("session-env");
+    std::fs::create_dir(&env_dir).unwrap();
     std::fs::write(
-        &env_file,
+        env_dir.join("sessionstart-hook-0.sh"),
         format!("export CDPATH={}\n", elsewhere.display()),
     )
     .unwrap();
     let ctx = ToolUseContext::new(&project);
     let mut options = ctx.options().clone();
-    options.session_env_file = Some(env_file);
+    options.session_env_dir = Some(env_dir);
     let ctx = ctx.with_options(options);
     let err = run(&ctx, json!({"command": "cd target && pwd"}))
         .await

@@ -14,4 +14,5 @@ mod review29_hooks;
 mod review31_hooks;
 mod review34_scrub;
 mod review38_hooks;
+mod review38_hooksenv;
 mod review_fixes;

@@ -429,10 +429,15 @@ async fn env_file_case(case: &str) {
     let out = output(&Bash::default(), &ctx, echo.clone()).await;
     assert_eq!(out.content.joined_text(), "[yes] [user]");
     // Beside the session's own file: the user's first, the hooks' after it.
-    let session_file = dir.path().join("session.env");
-    std::fs::write(&session_file, "export BOTH=session\n").unwrap();
+    let session_dir = dir.path().join("session-env");
+    std::fs::create_dir(&session_dir).unwrap();
+    std::fs::write(
+        session_dir.join("sessionstart-hook-0.sh"),
+        "export BOTH=session\n",
+    )
+    .unwrap();
     let mut options = ctx.options().clone();
-    options.session_env_file = Some(session_file);
+    options.session_env_dir = Some(session_dir);
     let ctx = ctx.with_options(options);
     let out = output(&Bash::default(), &ctx, echo).await;
     assert_eq!(out.content.joined_text(), "[yes] [session]");

@@ -20,6 +20,13 @@
 //! lists, quotes, comments); what it could not read is in [`AgentDefinition::warnings`] and
 //! among the problems [`load_agent_definitions`] returns.
 //!
+//! Claude Code's `hooks`, `skills` and `mcpServers` fields are not applied, and a warning
+//! says so for each: a definition's own hooks do not run, its skills are not preloaded, no
+//! server is connected for it. A definition whose `hooks` name a PreToolUse or
+//! PermissionRequest hook ([`GUARD_HOOK_EVENTS`]) is loaded and listed, but a call of its
+//! type is refused ([`AgentDefinition::unguarded_refusal`]): the agent would otherwise run
+//! what its guard blocks.
+//!
 //! Definitions are read from the user's directory (`$CLAUDE_CONFIG_DIR/agents`, else
 //! `~/.claude/agents`) and from `.claude/agents` in the project directory and its parents
 //! (up to the git repository's root, or only the project directory outside a repository; never the home directory). A project definition overrides a user one of the same name,
@@ -121,9 +128,20 @@ pub struct AgentDefinition {
     /// so that a link changed after the read cannot pass them for another file.
     pub file: Option<PathBuf>,
     /// What in the frontmatter could not be read as written (`line N: ...`) and what was
-    /// done instead; empty for a clean frontmatter.
+    /// done instead, and the fields read but not applied (`hooks`, `skills`,
+    /// `mcpServers`); empty for a clean frontmatter.
     pub warnings: Vec<String>,
+    /// The events of [`GUARD_HOOK_EVENTS`] the frontmatter's `hooks` names. Toolwright does
+    /// not run a definition's own hooks, so an agent whose hooks would guard its calls is
+    /// not started at all ([`unguarded_refusal`](Self::unguarded_refusal)) rather than run
+    /// without them; empty for a definition without such hooks.
+    pub guard_hooks: Vec<String>,
 }
+
+/// The hook events that guard a call (they can refuse it before it runs): a definition
+/// whose `hooks` names one is refused ([`AgentDefinition::guard_hooks`]), as a guard hook of
+/// a type Toolwright cannot run refuses the calls it would see (docs/hooks.md).
+pub const GUARD_HOOK_EVENTS: &[&str] = &["PreToolUse", "PermissionRequest"];
 
 impl AgentDefinition {
     /// The built-in `general-purpose` agent: every tool, the parent's model.
@@ -141,6 +159,7 @@ impl AgentDefinition {
             path: None,
             file: None,
             warnings: Vec::new(),
+            guard_hooks: Vec::new(),
         }
     }
 
@@ -355,6 +374,37 @@ impl AgentDefinition {
             }
             None => None,
         };
+        // Claude Code runs a definition's `hooks` while its agent runs, preloads its
+        // `skills` and connects its `mcpServers`; Toolwright does none of these, and says
+        // so. Hooks that would guard the agent's calls also keep it from starting: run
+        // without its guard, the agent could do what the guard blocks.
+        let mut guard_hooks = Vec::new();
+        if let Some(hooks) = written(front.value("hooks")) {
+            let lower = hooks.to_ascii_lowercase();
+            guard_hooks = GUARD_HOOK_EVENTS
+                .iter()
+                .filter(|event| lower.contains(&event.to_ascii_lowercase()))
+                .map(|event| (*event).to_owned())
+                .collect();
+            warnings.push(if guard_hooks.is_empty() {
+                "hooks are not applied: Toolwright does not run an agent definition's own hooks, and the agent runs without them (hooks in a settings file run for every agent)".to_owned()
+            } else {
+                format!(
+                    "hooks are not applied: Toolwright does not run an agent definition's own hooks, and its {} hooks would guard the agent's calls, so calls of this agent type are refused rather than run unguarded (move the hooks to a settings file, where they guard every agent, or remove them from the definition)",
+                    guard_hooks.join(" and ")
+                )
+            });
+        }
+        if written(front.value("skills")).is_some() {
+            warnings.push(
+                "skills is not applied: the skills it names are not preloaded into the agent's context".to_owned(),
+            );
+        }
+        if written(front.value("mcpServers")).is_some() {
+            warnings.push(
+                "mcpServers is not applied: no server is connected for the agent, which gets only the caller's MCP tools (its `tools` may name them)".to_owned(),
+            );
+        }
         // Written by Claude Code's `/agents` on one line, with `\n` for its line breaks,
         // which Claude Code's loader turns into real ones.
         let description = front
@@ -384,7 +434,27 @@ impl AgentDefinition {
             path: None,
             file: None,
             warnings,
+            guard_hooks,
         })
+    }
+
+    /// Why an agent of this type is not started, when its `hooks` would guard its calls
+    /// ([`guard_hooks`](Self::guard_hooks)): Toolwright does not apply them, and an agent
+    /// run without its guard could do what the guard blocks. In the words the model sees.
+    pub fn unguarded_refusal(&self) -> Option<String> {
+        if self.guard_hooks.is_empty() {
+            return None;
+        }
+        let file = self
+            .path
+            .as_deref()
+            .map(|p| format!(" ({})", p.display()))
+            .unwrap_or_default();
+        Some(format!(
+            "Agent type '{}' cannot be started: its definition{file} has {} hooks, which Toolwright does not apply to an agent's calls, so the agent is not run without them. Do the task another way (another agent type, or your own tools); the user can move those hooks into a settings file, where they guard every agent.",
+            self.name,
+            self.guard_hooks.join(" and ")
+        ))
     }
 
     /// The permission context of a sub-agent of this type started by a caller in `caller`:
@@ -659,6 +729,17 @@ fn not_judged_on_loading(name: &str) -> bool {
 fn is_flow_list(value: &str) -> bool {
     let v = value.trim();
     v.starts_with('[') && v.ends_with(']')
+}
+
+/// A frontmatter field's value as written (a block list's items joined by spaces; the
+/// nested lines of a mapping come joined into its text), `None` when it is absent or
+/// empty (`{}`, `[]`, `null` and `~` included).
+fn written(value: Option<&frontmatter::Value>) -> Option<String> {
+    let text = match value? {
+        frontmatter::Value::Text(text) => text.trim().to_owned(),
+        frontmatter::Value::List(items) => items.join(" ").trim().to_owned(),
+    };
+    (!matches!(text.as_str(), "" | "{}" | "[]" | "null" | "~")).then_some(text)
 }
 
 /// `items` without repeats, the first of each kept in place (linear: a set of those seen).
@@ -986,6 +1067,51 @@ mod tests {
         );
         let e = AgentDefinition::parse("---\nname: a\n", "f", AgentSource::User).unwrap_err();
         assert!(e.contains("not closed"), "{e}");
+    }
+
+    /// `hooks`, `skills` and `mcpServers` are said not to be applied; hooks naming a guard
+    /// event (in any case, nested as YAML nests them or on one line) make the type refused,
+    /// other hooks do not; an empty field (`{}`, `[]`) says nothing.
+    #[test]
+    fn unapplied_fields_are_said_and_guard_hooks_refuse_the_type() {
+        let nested = "---\nname: g\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: exit 2\nskills:\n  - review\nmcpServers: [memory]\n---\nbody";
+        let d = AgentDefinition::parse(nested, "f", AgentSource::User).unwrap();
+        assert_eq!(d.guard_hooks, ["PreToolUse"]);
+        assert_eq!(d.prompt, "body");
+        assert!(
+            d.warnings.len() == 3
+                && d.warnings[0].starts_with("hooks are not applied")
+                && d.warnings[0].contains("its PreToolUse hooks would guard")
+                && d.warnings[1].starts_with("skills is not applied")
+                && d.warnings[2].starts_with("mcpServers is not applied"),
+            "{:?}",
+            d.warnings
+        );
+        let why = d.unguarded_refusal().unwrap();
+        assert!(
+            why.starts_with(
+                "Agent type 'g' cannot be started: its definition has PreToolUse hooks"
+            ),
+            "{why}"
+        );
+        let flow = "---\nhooks: {\"permissionrequest\": [], \"PostToolUse\": []}\n---\n";
+        let d = AgentDefinition::parse(flow, "f", AgentSource::User).unwrap();
+        assert_eq!(d.guard_hooks, ["PermissionRequest"]);
+        let post = "---\nhooks:\n  PostToolUse:\n    - hooks:\n        - type: command\n          command: 'true'\n---\n";
+        let d = AgentDefinition::parse(post, "f", AgentSource::User).unwrap();
+        assert!(d.guard_hooks.is_empty() && d.unguarded_refusal().is_none());
+        assert!(
+            d.warnings.len() == 1 && d.warnings[0].contains("the agent runs without them"),
+            "{:?}",
+            d.warnings
+        );
+        let empty = "---\nhooks: {}\nskills: []\nmcpServers:\n---\n";
+        let d = AgentDefinition::parse(empty, "f", AgentSource::User).unwrap();
+        assert!(
+            d.guard_hooks.is_empty() && d.warnings.is_empty(),
+            "{:?}",
+            d.warnings
+        );
     }
 
     #[test]

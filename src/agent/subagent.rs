@@ -22,8 +22,11 @@
 //! sub-agent's own calls is checked. A type a deny rule refuses, or whose definition's file a
 //! Read deny rule covers, is left out of the tool's description (judged on the rules of the
 //! loop's last run, as each request is made); a call of the latter is refused naming the
-//! rule. At most [`DEFAULT_MAX_CONCURRENT`] sub-agents run at once per nesting level
-//! (`CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS`, [`max_concurrent_from_env`]); the others wait.
+//! rule. A type whose definition has hooks that would guard its calls (PreToolUse,
+//! PermissionRequest), which are not applied, is refused too
+//! ([`AgentDefinition::unguarded_refusal`]). At most [`DEFAULT_MAX_CONCURRENT`] sub-agents
+//! run at once per nesting level (`CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS`,
+//! [`max_concurrent_from_env`]); the others wait.
 //! `run_in_background: true` is refused: background tasks hold shell processes only.
 //!
 //! The result is the sub-agent's final answer, a text block per text block of it, as Claude
@@ -715,6 +718,10 @@ impl TypedTool for AgentTool {
                 rule.rule
             )));
         }
+        // Its hooks would guard its calls, and they are not applied: not run unguarded.
+        if let Some(why) = definition.unguarded_refusal() {
+            return Err(ValidationError::new(why));
+        }
         let fable = match input.model {
             Some(model) => model == AgentModel::Fable,
             None => definition.model.as_deref().is_some_and(is_fable),
@@ -750,6 +757,10 @@ impl TypedTool for AgentTool {
             .definition(input.subagent_type.as_deref())
             .ok_or_else(|| ToolError::Message("unknown agent type".into()))?
             .clone();
+        // As validation refuses it, for a host that calls the tool without validating.
+        if let Some(why) = definition.unguarded_refusal() {
+            return Err(ToolError::Message(why));
+        }
         let permit = {
             let level = self.shared.level(self.depth);
             tokio::select! {

@@ -50,3 +50,4 @@ mod review37_serve;
 mod review38_executor;
 mod review38_hooksenv;
 mod review38_prompting;
+mod review38_subagents;

@@ -2,7 +2,7 @@
 //! stand-in for the Messages API (`support/model_api.rs`). Found by review: an agent
 //! definition's `hooks` frontmatter was dropped without a word, so a sub-agent ran the very
 //! command its definition's PreToolUse hook blocks, and `skills` and `mcpServers` were
-//! ignored as silently.
+//! ignored as silently; a skill's `model` was read and never applied, unsaid.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -161,5 +161,43 @@ fn skills_mcp_servers_and_other_hooks_of_a_definition_are_said_not_applied() {
     assert!(
         result["content"].to_string().contains("noted report"),
         "{result}"
+    );
+}
+
+/// Found by review: a skill's `model` frontmatter was read (the Skill tool's structured
+/// output carries it) but never applied, and nothing said so. The requests after the skill
+/// loads keep the session's model, and a notice on stderr says the skill's model is not
+/// applied.
+#[test]
+fn a_skills_model_is_said_not_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(dir.path()).unwrap();
+    let skill = project.join(".claude/skills/fast");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\ndescription: quick lookups\nmodel: haiku\n---\nAnswer briefly.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.join(".claude/settings.json"),
+        json!({"permissions": {"allow": ["Skill"]}}).to_string(),
+    )
+    .unwrap();
+    trust(&project);
+    let call = turn(None, &[("toolu_skill", "Skill", json!({"skill": "fast"}))]);
+    let (url, seen) = serve(move |_, request| match request.messages().len() {
+        1 => full(call.clone()),
+        _ => full(turn(Some("ok"), &[])),
+    });
+    let out = agent(&url, &project, &["--json", "--model", "sonnet"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2, "{err}");
+    assert_eq!(seen[1].body["model"], seen[0].body["model"], "{err}");
+    assert!(
+        err.contains("skill fast asks for the model `haiku`, which is not applied"),
+        "{err}"
     );
 }

@@ -21,7 +21,10 @@
 //! `SKILL.md` may start with a `---` frontmatter block ([`crate::frontmatter`]). The keys
 //! used are `description`, `allowed-tools` (a `- item` list, a flow list `[a, b]`, or one
 //! line split on commas and on whitespace outside parentheses: `Read Grep Bash(ls *)`),
-//! `model`, `argument-hint`, `when_to_use` and `disable-model-invocation`. A frontmatter
+//! `model`, `argument-hint`, `when_to_use` and `disable-model-invocation`. `allowed-tools`
+//! and `model` are only passed on in the tool's structured output: they grant nothing and
+//! change no model (a skill's `model` other than `inherit` gets a notice for the user when
+//! the skill loads, as a system message). A frontmatter
 //! that cannot be read as written never fails the skill: what was skipped or taken as
 //! written is in [`SkillInfo::warnings`] (also logged), and a frontmatter never closed
 //! leaves the whole file as the body.
@@ -79,7 +82,7 @@ pub struct SkillOutput {
     /// The tools the skill's frontmatter allows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_tools: Option<Vec<String>>,
-    /// The model the skill asks for.
+    /// The model the skill asks for (not applied: the conversation keeps its model).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
 }
@@ -1129,18 +1132,34 @@ Important:\n\
             return Err(ToolError::msg(refused.message));
         }
         let text = render_skill(&skill, input.args.as_deref(), ctx.session_id());
-        Ok(ToolResult::new(SkillOutput {
+        let mut result = ToolResult::new(SkillOutput {
             success: true,
             command_name: skill.name.clone(),
             allowed_tools: skill.allowed_tools.clone(),
             model: skill.model.clone(),
         })
-        .with_message(Message::User(vec![ContentBlock::text(text)])))
+        .with_message(Message::User(vec![ContentBlock::text(text)]));
+        // Claude Code runs the turn on the skill's model while the skill is active; here
+        // the conversation keeps its model, which the user is told (not the model).
+        if let Some(model) = &skill.model {
+            result = result.with_message(Message::System(model_not_applied(&skill.name, model)));
+        }
+        Ok(result)
     }
 
     fn to_content(&self, output: &SkillOutput) -> ToolResultContent {
         ToolResultContent::Text(format!("Launching skill: {}", output.command_name))
     }
+}
+
+/// The notice for a skill `name` whose frontmatter asks for `model`, which is not applied
+/// (names shown with control characters escaped).
+fn model_not_applied(name: &str, model: &str) -> String {
+    format!(
+        "skill {} asks for the model `{}`, which is not applied: the conversation goes on with the session's model",
+        listing_text(name),
+        listing_text(model)
+    )
 }
 
 #[cfg(test)]

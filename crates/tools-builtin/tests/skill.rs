@@ -115,8 +115,16 @@ async fn project_skills_load_and_arguments_are_substituted() {
             .unwrap();
     assert_eq!(text, "Launching skill: ship");
     let dir = s.project.join(".claude/skills/ship");
+    // Its `model` is not applied, which the user is told (a system message: not the
+    // model's).
     assert_eq!(
-        message_text(&messages),
+        messages.get(1),
+        Some(&Message::System(
+            "skill ship asks for the model `haiku`, which is not applied: the conversation goes on with the session's model".to_owned()
+        ))
+    );
+    assert_eq!(
+        message_text(&messages[..1]),
         format!(
             "Base directory for this skill: {d}\n\nCommit with message: fix the bug\nScripts in {d}/bin",
             d = dir.display()

@@ -916,19 +916,30 @@ const NODE_DRIVER: &str = r#"
       if (typeof request.cwd === 'string') process.chdir(request.cwd);
       let code = request.code;
       let wrapped = false;
+      let rewriteError = null;
       if (processTopLevelAwait && code.includes('await')) {
         try {
-          const rewritten = processTopLevelAwait(code);
+          // With a line end, as the prompt hands it a line: the wrapper it adds closes on
+          // the last line, which a `//` comment there would otherwise take in.
+          const rewritten = processTopLevelAwait(code + '\n');
           if (rewritten !== null) {
             code = rewritten;
             wrapped = true;
           }
         } catch (e) {
-          // Not parsable so: the code runs as written, for V8's own error (or as a script
-          // where `await` is a name).
+          // Not parsable so: the code runs as written (a script where `await` is a name);
+          // if that fails to parse too, the rewriter's error, which names the fault, is
+          // the one said, not V8's "await is only valid in async functions".
+          rewriteError = e;
         }
       }
-      let value = vm.runInContext(code, sandbox, { filename: '<repl-' + (++n) + '>' });
+      let value;
+      try {
+        value = vm.runInContext(code, sandbox, { filename: '<repl-' + (++n) + '>' });
+      } catch (e) {
+        if (rewriteError && e && e.name === 'SyntaxError') throw rewriteError;
+        throw e;
+      }
       // The rewritten code's function returns `{ value }` for a final expression (node's
       // shape), else nothing.
       if (wrapped) value = ((await value) || {}).value;

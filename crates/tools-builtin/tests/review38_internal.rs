@@ -162,6 +162,22 @@ mod repl {
         // `await` inside a plain function is still the syntax error it is at the prompt.
         let err = node(&ctx, "function g() { await 1 }").await.unwrap_err();
         assert!(err.contains("SyntaxError"), "{err}");
+        // Code whose last line ends in a `//` comment (found by code review 38: the
+        // rewriter's wrapper closed on that line, commented out), and a syntax error after
+        // an `await`, which names the error, not `await` (the rewriter's SyntaxError).
+        assert_eq!(
+            node(&ctx, "const f = await Promise.resolve(5);\nf // five")
+                .await
+                .unwrap(),
+            "5"
+        );
+        let err = node(&ctx, "const q = await Promise.resolve(1); if (q {")
+            .await
+            .unwrap_err();
+        assert!(
+            err.contains("SyntaxError") && !err.contains("only valid in async"),
+            "{err}"
+        );
         // The interpreter lived through all of it: state is still there.
         assert_eq!(node(&ctx, "r + e + z").await.unwrap(), "20");
     }

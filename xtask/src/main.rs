@@ -129,7 +129,6 @@ const FEATURE_GATED_BUILTIN_TESTS: &[&str] = &[
     "repl",
     "review34_scrub",
     "review35_worktree",
-    "review38_internal",
     "schema_snapshot",
     "worktree",
 ];

@@ -533,3 +533,68 @@ async fn interpreters_follow_the_sessions_cwd_and_keep_their_state() {
     assert_eq!(py(&gone, "print(2)").await.unwrap(), "2");
     drop(dir);
 }
+
+/// Top-level `await` works as at node's own prompt (found by review 38), and what such a call
+/// declares (`const`, `let`, `var`, functions, classes) persists for the next calls, as
+/// what a call without `await` declares does.
+#[tokio::test]
+async fn top_level_await_works_and_declarations_persist() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolUseContext::new(std::fs::canonicalize(dir.path()).unwrap());
+    assert_eq!(
+        node(&ctx, "const r = await Promise.resolve(7); r")
+            .await
+            .unwrap(),
+        "7"
+    );
+    assert_eq!(
+        node(
+            &ctx,
+            "let a = await Promise.resolve(2);\nvar v = 3;\nfunction dbl(x) { return x * 2; }\n\
+             class Box { constructor(x) { this.x = x; } }\nconsole.log('declared');"
+        )
+        .await
+        .unwrap(),
+        "declared"
+    );
+    assert_eq!(node(&ctx, "dbl(a) + v + new Box(r).x").await.unwrap(), "14");
+    // A call without `await` declares as before, and a later `await` call sees it.
+    assert_eq!(node(&ctx, "const c = 10; let d = 1").await.unwrap(), "");
+    assert_eq!(
+        node(
+            &ctx,
+            "const e = await new Promise((ok) => setTimeout(() => ok(c + d), 1)); e"
+        )
+        .await
+        .unwrap(),
+        "11"
+    );
+    assert_eq!(node(&ctx, "e * 2").await.unwrap(), "22");
+    // No final expression: nothing printed; a rejection is the call's error.
+    assert_eq!(node(&ctx, "await null;\nlet z = 2").await.unwrap(), "");
+    let err = node(&ctx, "await Promise.reject(new Error('nope'))")
+        .await
+        .unwrap_err();
+    assert!(err.contains("nope"), "{err}");
+    // `await` inside a plain function is still the syntax error it is at the prompt.
+    let err = node(&ctx, "function g() { await 1 }").await.unwrap_err();
+    assert!(err.contains("SyntaxError"), "{err}");
+    // Code whose last line ends in a `//` comment (found by code review 38: the
+    // rewriter's wrapper closed on that line, commented out), and a syntax error after
+    // an `await`, which names the error, not `await` (the rewriter's SyntaxError).
+    assert_eq!(
+        node(&ctx, "const f = await Promise.resolve(5);\nf // five")
+            .await
+            .unwrap(),
+        "5"
+    );
+    let err = node(&ctx, "const q = await Promise.resolve(1); if (q {")
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("SyntaxError") && !err.contains("only valid in async"),
+        "{err}"
+    );
+    // The interpreter lived through all of it: state is still there.
+    assert_eq!(node(&ctx, "r + e + z").await.unwrap(), "20");
+}

@@ -614,3 +614,37 @@ async fn a_cd_out_in_a_worktree_session_resets_to_the_worktree() {
         "{text}"
     );
 }
+
+/// `keep` after the worktree's directory was removed by hand says that it is gone and that
+/// the branch is kept (found by review 38), not that the worktree "is kept on disk".
+#[tokio::test]
+async fn keep_says_when_the_directory_is_gone() {
+    let (_dir, root) = repo();
+
+    let ctx = ToolUseContext::new(&root);
+    let (_, _, inside) = call(&EnterWorktree, &ctx, json!({"name": "f2"}))
+        .await
+        .unwrap();
+    let worktree = root.join(".claude/worktrees/f2");
+    std::fs::remove_dir_all(&worktree).unwrap();
+    let (text, _, back) = call(&ExitWorktree, &inside, json!({"action": "keep"}))
+        .await
+        .unwrap();
+    assert!(!text.contains("kept on disk"), "{text}");
+    assert!(
+        text.contains("no longer exists") && text.contains("branch worktree-f2 is kept"),
+        "{text}"
+    );
+    assert_eq!(back.cwd(), root);
+    // Nothing of git's was touched: the branch is there, the entry still listed.
+    assert!(git(&root, &["branch", "--list", "worktree-f2"]).contains("worktree-f2"));
+
+    // With the directory there, the usual answer.
+    let (_, _, inside) = call(&EnterWorktree, &back, json!({"name": "f3"}))
+        .await
+        .unwrap();
+    let (text, _, _) = call(&ExitWorktree, &inside, json!({"action": "keep"}))
+        .await
+        .unwrap();
+    assert!(text.contains("kept on disk"), "{text}");
+}

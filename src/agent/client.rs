@@ -662,6 +662,27 @@ impl AnthropicClient {
         }
     }
 
+    /// Before retry `attempt + 1` of `request`, after `cause`: asks whether the request
+    /// must stop retrying (the spending limit reached), then says the retry and waits
+    /// `delay`, then asks again (a sub-agent beside it may have reached the limit
+    /// meanwhile). The reason not to retry, if there is one: a retry is never said that is
+    /// not made, nor waited for.
+    async fn wait_to_retry(
+        &self,
+        request: &ModelRequest,
+        cause: &str,
+        delay: Duration,
+        attempt: u32,
+    ) -> Option<String> {
+        let stop = || request.stop_retrying.as_ref().and_then(RetryStop::reason);
+        if let Some(why) = stop() {
+            return Some(why);
+        }
+        self.say_retry(cause, delay, attempt + 1, self.config.attempts.max(1));
+        tokio::time::sleep(delay).await;
+        stop()
+    }
+
     /// The client's configuration.
     pub fn config(&self) -> &ClientConfig {
         &self.config
@@ -756,9 +777,10 @@ impl AnthropicClient {
             };
             let (failure, brief_failure, wait) = failure;
             let delay = retry_delay(self.config.backoff, attempt_now, wait);
-            self.say_retry(&brief_failure, delay, attempt_now + 1, attempts);
-            tokio::time::sleep(delay).await;
-            if let Some(why) = request.stop_retrying.as_ref().and_then(RetryStop::reason) {
+            if let Some(why) = self
+                .wait_to_retry(request, &brief_failure, delay, attempt_now)
+                .await
+            {
                 return Err(AgentError::Request(format!(
                     "{failure} (not retried: {why})"
                 )));
@@ -780,6 +802,11 @@ struct Parsing {
     /// The last error was an `error` event the API says to retry (`overloaded_error`,
     /// `api_error`: a 529 or 500 that came after the 200).
     retryable: bool,
+    /// The last error was the connection's: the body broke off, stayed silent past the
+    /// limit, or ended before `message_stop` (not something the body said).
+    cut: bool,
+    /// Whether any byte of the body came.
+    bytes_seen: bool,
 }
 
 impl Parsing {
@@ -792,6 +819,8 @@ impl Parsing {
             ready: VecDeque::new(),
             done: false,
             retryable: false,
+            cut: false,
+            bytes_seen: false,
         }
     }
 
@@ -838,6 +867,7 @@ impl Parsing {
             }
             match self.bytes.next().await {
                 Some(Ok(chunk)) => {
+                    self.bytes_seen |= !chunk.is_empty();
                     if let Err(e) = self.feed(&chunk) {
                         self.done = true;
                         return Some(Err(e));
@@ -845,9 +875,17 @@ impl Parsing {
                 }
                 Some(Err(e)) => {
                     self.done = true;
+                    self.cut = true;
                     return Some(Err(AgentError::Stream(format!(
                         "the response stream broke off: {e}"
                     ))));
+                }
+                None if !self.bytes_seen => {
+                    self.done = true;
+                    self.cut = true;
+                    return Some(Err(AgentError::Stream(
+                        "the response was empty: its stream ended before any event".into(),
+                    )));
                 }
                 None => {
                     self.done = true;
@@ -859,7 +897,10 @@ impl Parsing {
                     }
                     match self.parser.finish() {
                         Ok(events) => self.ready.extend(events),
-                        Err(e) => return Some(Err(self.failed(&e))),
+                        Err(e) => {
+                            self.cut = matches!(e, tool_exec::StreamError::Truncated);
+                            return Some(Err(self.failed(&e)));
+                        }
                     }
                 }
             }
@@ -992,17 +1033,34 @@ impl ModelClient for AnthropicClient {
                         meter.next_attempt();
                     }
                     let delay = retry_delay(self.config.backoff, attempt, None);
-                    self.say_retry(&brief(&e.to_string()), delay, attempt + 1, attempts);
-                    tokio::time::sleep(delay).await;
-                    if let Some(why) = request.stop_retrying.as_ref().and_then(RetryStop::reason) {
+                    if let Some(why) = self
+                        .wait_to_retry(request, &brief(&e.to_string()), delay, attempt)
+                        .await
+                    {
                         return Err(AgentError::Request(format!(
                             "the API reported an overload before any content (not retried: {why})"
                         )));
                     }
                     attempt += 1;
                 }
-                // An overload still reported at the last attempt: how many were made.
-                Some(AgentError::Stream(e)) if parsing.retryable => {
+                // A 200 whose body broke off, stayed silent or ended before any event:
+                // nothing was shown or run, so it is retried as a connection that failed
+                // before its first byte is.
+                Some(e) if parsing.cut && early.is_empty() && attempt < attempts => {
+                    let delay = retry_delay(self.config.backoff, attempt, None);
+                    if let Some(why) = self
+                        .wait_to_retry(request, &brief(&e.to_string()), delay, attempt)
+                        .await
+                    {
+                        return Err(AgentError::Request(format!("{e} (not retried: {why})")));
+                    }
+                    attempt += 1;
+                }
+                // An overload, or a stream cut before any event, still there at the last
+                // attempt: how many were made.
+                Some(AgentError::Stream(e))
+                    if parsing.retryable || (parsing.cut && early.is_empty()) =>
+                {
                     return Err(AgentError::Stream(format!("{e}{}", attempts_made(attempt))));
                 }
                 Some(e) => return Err(e),

@@ -1,6 +1,8 @@
 //! `toolwright agent "<prompt>"`: runs the agent loop on the Anthropic Messages API in the
 //! current directory, with the directory's settings (permission rules, hooks, `.mcp.json`),
-//! its agent definitions (`.claude/agents`) and the Agent tool.
+//! its agent definitions (`.claude/agents`) and the Agent tool. Standard input that is no
+//! terminal joins the prompt, as with Claude Code's `-p` (`git diff | toolwright agent -p
+//! "review this"`).
 //!
 //! On a terminal, permission asks are put to the user (`y` / `n` / `always`), text streams
 //! to standard output and the calls are listed on standard error as they start and finish.
@@ -34,9 +36,12 @@ use crate::session::{Session, SessionArgs};
 /// Arguments of `toolwright agent`.
 #[derive(Debug, clap::Args)]
 pub struct AgentArgs {
-    /// What to ask the model.
+    /// What to ask the model. When standard input is not a terminal, what it carries is
+    /// joined to the prompt (the prompt, a newline, the input), as Claude Code's `-p` joins
+    /// it (`git diff | toolwright agent -p "review this"`); without a prompt, or with `-`,
+    /// standard input is the prompt.
     #[arg(value_parser = parse_prompt)]
-    pub prompt: String,
+    pub prompt: Option<String>,
     #[command(flatten)]
     pub session: SessionArgs,
     /// The model: a name, or one of the aliases `sonnet`, `opus` and `haiku` (resolved as
@@ -50,9 +55,10 @@ pub struct AgentArgs {
     /// Stop when the estimated spend reaches this many US dollars (a positive number).
     #[arg(long, value_parser = parse_dollars)]
     pub max_budget_usd: Option<f64>,
-    /// `max_tokens` of each request (at least 1).
-    #[arg(long, default_value_t = 8192, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_tokens: u32,
+    /// `max_tokens` of each request (at least 1). Default: `CLAUDE_CODE_MAX_OUTPUT_TOKENS`,
+    /// else 8192.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tokens: Option<u32>,
     /// A system prompt.
     #[arg(long)]
     pub system_prompt: Option<String>,
@@ -95,6 +101,131 @@ fn parse_prompt(text: &str) -> Result<String, String> {
     } else {
         Ok(text.to_owned())
     }
+}
+
+/// `max_tokens` when neither `--max-tokens` nor `CLAUDE_CODE_MAX_OUTPUT_TOKENS` says.
+const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+/// The `max_tokens` `CLAUDE_CODE_MAX_OUTPUT_TOKENS`' `value` asks for (Claude Code's
+/// variable for the main loop's output limit): a positive whole number (white space around it allowed; one too large to hold is
+/// the largest). Unset or blank, [`DEFAULT_MAX_TOKENS`]; any other value (`abc`, `0`,
+/// `-1`) is not used: the default is, and a sentence naming the variable, its value and
+/// what is used says so, as for `CLAUDE_CODE_MAX_RETRIES`.
+fn max_output_tokens(value: Option<&str>) -> (u32, Option<String>) {
+    let Some(raw) = value else {
+        return (DEFAULT_MAX_TOKENS, None);
+    };
+    let trimmed = raw.trim();
+    if trimmed.is_empty() {
+        return (DEFAULT_MAX_TOKENS, None);
+    }
+    if trimmed.bytes().all(|b| b.is_ascii_digit()) && trimmed.bytes().any(|b| b != b'0') {
+        return (trimmed.parse::<u32>().unwrap_or(u32::MAX), None);
+    }
+    (
+        DEFAULT_MAX_TOKENS,
+        Some(format!(
+            "CLAUDE_CODE_MAX_OUTPUT_TOKENS={raw:?} is not a positive whole number of tokens; the default, {DEFAULT_MAX_TOKENS}, is used"
+        )),
+    )
+}
+
+/// The most of standard input the prompt takes (Claude Code's cap on piped input).
+const MAX_STDIN_PROMPT: usize = 10 * 1024 * 1024;
+
+/// How long standard input may send nothing before the run goes on without it, as Claude
+/// Code does: a script's inherited pipe that nobody writes to must not hold the run.
+const STDIN_FIRST_BYTE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The prompt of a run whose argument is `arg` (`-`: standard input alone), with what
+/// standard input carries when it is not a terminal: the argument, a newline, then the
+/// input (an empty or blank input adds nothing). Standard input is read whole, up to
+/// [`MAX_STDIN_PROMPT`], once its first byte has come; when none has come within
+/// [`STDIN_FIRST_BYTE`], the argument goes alone (said on standard error). The error, a
+/// sentence, is why there is no prompt to send.
+async fn prompt_text(arg: Option<&str>) -> Result<String, String> {
+    let arg = arg.filter(|a| *a != "-");
+    let no_prompt = "no prompt: give it as an argument, or on standard input";
+    if std::io::stdin().is_terminal() {
+        return arg.map(str::to_owned).ok_or_else(|| {
+            format!("{no_prompt} (standard input is a terminal, which is not read)")
+        });
+    }
+    let input = match read_stdin_prompt().await {
+        Ok(Some(input)) => input,
+        Ok(None) => {
+            return match arg {
+                Some(arg) => {
+                    eoutln!(
+                        "toolwright agent: nothing came on standard input within 3 s; going on without it (redirect it from /dev/null to skip the wait)"
+                    );
+                    Ok(arg.to_owned())
+                }
+                None => Err(format!(
+                    "{no_prompt} (nothing came on standard input within 3 s)"
+                )),
+            };
+        }
+        Err(e) => return Err(e),
+    };
+    match (arg, input.trim().is_empty()) {
+        (Some(arg), true) => Ok(arg.to_owned()),
+        (Some(arg), false) => Ok(format!("{arg}\n{input}")),
+        (None, true) => Err(format!("{no_prompt} (standard input was empty)")),
+        (None, false) => Ok(input),
+    }
+}
+
+/// Standard input, read whole on a thread of its own (a read cannot be cancelled: one
+/// still blocked when the run ends is left behind). `None`: no byte came within
+/// [`STDIN_FIRST_BYTE`]; an end of input is a byte here (the input is then empty).
+async fn read_stdin_prompt() -> Result<Option<String>, String> {
+    use std::io::Read as _;
+    let (first_tx, first_rx) = tokio::sync::oneshot::channel::<()>();
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut input = Vec::new();
+        let mut chunk = vec![0u8; 64 * 1024];
+        let mut first = Some(first_tx);
+        let result = loop {
+            match stdin.read(&mut chunk) {
+                Ok(n) => {
+                    if let Some(first) = first.take() {
+                        let _ = first.send(());
+                    }
+                    if n == 0 {
+                        break Ok(input);
+                    }
+                    input.extend_from_slice(&chunk[..n]);
+                    if input.len() > MAX_STDIN_PROMPT {
+                        break Err(format!(
+                            "standard input holds more than {} MiB, the most a prompt takes from it: write it to a file and name the file in the prompt",
+                            MAX_STDIN_PROMPT / (1024 * 1024)
+                        ));
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(format!("cannot read standard input: {e}")),
+            }
+        };
+        let _ = done_tx.send(result);
+    });
+    if tokio::time::timeout(STDIN_FIRST_BYTE, first_rx)
+        .await
+        .is_err()
+    {
+        return Ok(None);
+    }
+    let input = done_rx
+        .await
+        .map_err(|_| "cannot read standard input".to_owned())??;
+    String::from_utf8(input).map(Some).map_err(|e| {
+        format!(
+            "standard input is not valid UTF-8 (at byte {}): the prompt must be text",
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 /// A positive, finite number of US dollars (`nan`, `inf`, zero and negative numbers are
@@ -404,6 +535,14 @@ type DescribedAgentTool = (Vec<String>, Arc<dyn Tool>);
 pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     // After a signal, output nobody reads does not hold the run.
     super::exit_when_output_stalls_after_a_signal();
+    // Before anything starts: without a prompt there is nothing to run.
+    let prompt = match prompt_text(args.prompt.as_deref()).await {
+        Ok(prompt) => prompt,
+        Err(e) => {
+            eoutln!("toolwright agent: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let mut options = args.session.options(false);
     if trusted.is_some() {
         options.trusted = trusted;
@@ -433,6 +572,17 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // `--max-tokens` wins over the variable, which a settings `env` may set.
+    let max_tokens = args.max_tokens.unwrap_or_else(|| {
+        // Bytes that are not UTF-8 make a value that is no number, which is said.
+        let value = std::env::var_os("CLAUDE_CODE_MAX_OUTPUT_TOKENS")
+            .map(|v| v.to_string_lossy().into_owned());
+        let (tokens, warning) = max_output_tokens(value.as_deref());
+        if let Some(warning) = warning {
+            eoutln!("toolwright agent: {warning}");
+        }
+        tokens
+    });
     let quiet = args.print || args.json;
     let interactive = is_interactive(args);
     let model = agent_model(args.model.as_deref(), settings.model.as_deref());
@@ -493,7 +643,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
         )
     };
     let config = LoopConfig {
-        max_tokens: args.max_tokens,
+        max_tokens,
         max_turns: args.max_turns,
         system_prompt: args.system_prompt.clone(),
         tool_search: ToolSearchMode::from_env(&base_url),
@@ -642,7 +792,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
             }
         };
         agent_loop
-            .run_with_context(ctx, &context, &args.prompt, &soft, &mut on_event)
+            .run_with_context(ctx, &context, &prompt, &soft, &mut on_event)
             .await
     };
 

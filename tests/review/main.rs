@@ -47,6 +47,7 @@ mod review35_cli;
 mod review35_subagents;
 mod review36_agent;
 mod review37_serve;
+mod review38_apiloop;
 mod review38_executor;
 mod review38_hooksenv;
 mod review38_prompting;

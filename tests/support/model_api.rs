@@ -325,6 +325,9 @@ pub fn agent_command(url: &str, dir: &Path, extra: &[&str], prompt: &str) -> Com
         .env("ANTHROPIC_BASE_URL", url)
         .env("ANTHROPIC_API_KEY", "test-key")
         .env("CLAUDE_CONFIG_DIR", dir.join(".no-user-config"))
+        // Standard input joins the prompt when it is no terminal: none, unless the test
+        // gives one (a spawned child would inherit the test's own).
+        .stdin(std::process::Stdio::null())
         .env_remove("ANTHROPIC_AUTH_TOKEN")
         .env_remove("ENABLE_TOOL_SEARCH")
         .env_remove("ANTHROPIC_MODEL")

@@ -115,23 +115,33 @@ fn absolute(raw: &str) -> Option<PathBuf> {
 fn count_file(path: &Path) -> Result<Counts, String> {
     use std::os::unix::fs::OpenOptionsExt as _;
     let cannot = |e: std::io::Error| format!("Cannot read {}: {e}.", path.display());
+    let refused = |meta: &std::fs::Metadata| {
+        if meta.is_dir() {
+            Some(format!(
+                "{} is a directory: WordCount counts one file.",
+                path.display()
+            ))
+        } else if !meta.is_file() {
+            Some(format!(
+                "Cannot read {}: it is not a regular file (a device, FIFO or socket).",
+                path.display()
+            ))
+        } else {
+            None
+        }
+    };
+    // Looked at before it is opened (opening some devices does something: a watchdog
+    // arms), and again once open, without blocking, for one swapped in meanwhile.
+    if let Some(why) = refused(&std::fs::metadata(path).map_err(cannot)?) {
+        return Err(why);
+    }
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NONBLOCK)
         .open(path)
         .map_err(cannot)?;
-    let meta = file.metadata().map_err(cannot)?;
-    if meta.is_dir() {
-        return Err(format!(
-            "{} is a directory: WordCount counts one file.",
-            path.display()
-        ));
-    }
-    if !meta.is_file() {
-        return Err(format!(
-            "Cannot read {}: it is not a regular file (a device, FIFO or socket).",
-            path.display()
-        ));
+    if let Some(why) = refused(&file.metadata().map_err(cannot)?) {
+        return Err(why);
     }
     Counts::of(file).map_err(cannot)
 }

@@ -1553,10 +1553,20 @@ impl AgentLoop {
                         out.tool_uses += 1;
                         by_id.insert(tool_use.id.clone(), (tool_use, closed));
                     }
-                    // Counted on the request's meter as it passed (`run_with_context`).
-                    Some(Ok(StreamEvent::Usage { .. })) => {}
-                    Some(Ok(StreamEvent::StopReason(reason))) => out.stop_reason = Some(reason),
-                    Some(Ok(StreamEvent::MessageStart { .. })) => {}
+                    // Counted on the request's meter as it passed (`run_with_context`); the
+                    // transcript's lines carry them, with the response's id, model and
+                    // request id, as Claude Code's do.
+                    Some(Ok(event @ (StreamEvent::Usage { .. } | StreamEvent::MessageStart { .. }))) => {
+                        if let Some(t) = transcript.as_deref_mut() {
+                            t.observe(&event);
+                        }
+                    }
+                    Some(Ok(StreamEvent::StopReason(reason))) => {
+                        if let Some(t) = transcript.as_deref_mut() {
+                            t.observe(&StreamEvent::StopReason(reason.clone()));
+                        }
+                        out.stop_reason = Some(reason);
+                    }
                     // The message is complete; a connection a gateway keeps open is not waited on.
                     Some(Ok(StreamEvent::MessageStop)) => reading = false,
                     Some(Err(e)) => {

@@ -957,6 +957,12 @@ impl ModelClient for AnthropicClient {
                 .unwrap_or("")
                 .to_owned();
             let status = response.status().as_u16();
+            // The API's id of this response, which the transcript records (`requestId`).
+            let request_id = response
+                .headers()
+                .get("request-id")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
             let silence = self.silence;
             let mut bytes = response
                 .bytes_stream()
@@ -1070,6 +1076,16 @@ impl ModelClient for AnthropicClient {
                     return Ok(futures::stream::unfold(parsing, |mut p| async move {
                         let item = p.next().await?;
                         Some((item, p))
+                    })
+                    .map(move |item| match item {
+                        Ok(StreamEvent::MessageStart { id, model, .. }) => {
+                            Ok(StreamEvent::MessageStart {
+                                id,
+                                model,
+                                request_id: request_id.clone(),
+                            })
+                        }
+                        other => other,
                     })
                     .boxed());
                 }

@@ -7,8 +7,15 @@
 //! `timestamp` (RFC 3339, UTC), `isSidechain`, `userType` (`external`) and `version`
 //! (Toolwright's); a sub-agent's lines add `agentId`. As in Claude Code, an assistant
 //! message is written a content block per line, each block as soon as it closes, so a
-//! PreToolUse hook finds the call it is asked about. The file is owner-only and only ever
-//! appended to.
+//! PreToolUse hook finds the call it is asked about. Each such line's `message` is the
+//! response's as Claude Code writes it while streaming: `id`, `type` (`message`), `role`,
+//! `model`, `content` (the one block), `stop_reason`, `stop_sequence` and `usage` as known
+//! when the line is written (a block written while the response streams has
+//! `message_start`'s usage and a null `stop_reason`; one written after the response ended,
+//! its stop reason and final usage), and the line has `requestId`, the response's
+//! `request-id` header, when the API sent one ([`Transcript::observe`] is told the stream's
+//! events). `stop_sequence` is always null: Toolwright sends no stop sequences. The file is
+//! owner-only and only ever appended to.
 //!
 //! An append that fails (a full disk) or is cut short is undone: the file is cut back to
 //! its length before it, so a hook never reads a torn line. The transcript then stops:
@@ -22,6 +29,17 @@ use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use tool_exec::StreamEvent;
+
+/// What is known of the response being received: the fields of its lines.
+#[derive(Debug, Default)]
+struct Response {
+    id: Option<String>,
+    model: Option<String>,
+    request_id: Option<String>,
+    stop_reason: Option<String>,
+    usage: Option<Value>,
+}
 
 /// Appends a conversation's messages to its transcript file as they settle.
 #[derive(Debug)]
@@ -39,6 +57,8 @@ pub struct Transcript {
     last_blocks: usize,
     last_uuid: Option<String>,
     failed: bool,
+    /// The response being received, since its `message_start` ([`observe`](Self::observe)).
+    response: Response,
 }
 
 impl Transcript {
@@ -57,6 +77,7 @@ impl Transcript {
             last_blocks: 0,
             last_uuid: None,
             failed: false,
+            response: Response::default(),
         }
     }
 
@@ -73,10 +94,65 @@ impl Transcript {
         &self.path
     }
 
+    /// Takes note of an event of the response being received, for the fields of its lines:
+    /// `message_start` begins a response (its id, model and request id), a usage report and
+    /// the stop reason update it.
+    pub fn observe(&mut self, event: &StreamEvent) {
+        let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+        match event {
+            StreamEvent::MessageStart {
+                id,
+                model,
+                request_id,
+            } => {
+                self.response = Response {
+                    id: non_empty(id),
+                    model: non_empty(model),
+                    request_id: request_id.clone(),
+                    ..Response::default()
+                };
+            }
+            StreamEvent::Usage {
+                input_tokens,
+                output_tokens,
+                cache_creation_input_tokens,
+                cache_read_input_tokens,
+            } => {
+                self.response.usage = Some(json!({
+                    "input_tokens": input_tokens,
+                    "cache_creation_input_tokens": cache_creation_input_tokens,
+                    "cache_read_input_tokens": cache_read_input_tokens,
+                    "output_tokens": output_tokens,
+                }));
+            }
+            StreamEvent::StopReason(reason) => self.response.stop_reason = Some(reason.clone()),
+            _ => {}
+        }
+    }
+
+    /// The assistant message of one `block` of the response being received, with the
+    /// response's fields as known now.
+    fn assistant(&self, block: &Value) -> Value {
+        let r = &self.response;
+        json!({
+            "id": r.id,
+            "type": "message",
+            "role": "assistant",
+            "model": r.model,
+            "content": [block],
+            "stop_reason": r.stop_reason,
+            "stop_sequence": null,
+            "usage": r.usage,
+        })
+    }
+
     /// Appends the messages of `messages` not written yet, in one write. A message is
     /// written once: the loop calls this when the last one is settled (before a request,
-    /// before the Stop hooks, at the end). An assistant message's blocks already written by
-    /// [`blocks`](Self::blocks) are not written again. A failed write is undone and ends
+    /// before the Stop hooks, at the end: never while a response streams). An assistant
+    /// message's blocks already written by [`blocks`](Self::blocks) are not written again;
+    /// the others get the fields of the response last [observed](Self::observe), which are
+    /// then forgotten: a next response that never says `message_start` (a client of
+    /// another kind) has its lines written with none. A failed write is undone and ends
     /// the transcript (the conversation goes on; hooks see what was written before it): the
     /// notice for the user that says so is returned, the first time only (the caller shows
     /// it on standard error).
@@ -97,6 +173,7 @@ impl Transcript {
             }
         }
         if messages.len() <= self.written && lines.text.is_empty() {
+            self.response = Response::default();
             return None;
         }
         for message in &messages[self.written.min(messages.len())..] {
@@ -104,12 +181,13 @@ impl Transcript {
                 let blocks = message["content"].as_array().map_or(&[][..], Vec::as_slice);
                 let skip = std::mem::take(&mut self.early_blocks).min(blocks.len());
                 for block in &blocks[skip..] {
-                    lines.push(self, &json!({"role": "assistant", "content": [block]}));
+                    lines.push(self, &self.assistant(block));
                 }
             } else {
                 lines.push(self, message);
             }
         }
+        self.response = Response::default();
         match self.append(lines) {
             Ok(()) => {
                 self.written = messages.len();
@@ -129,7 +207,7 @@ impl Transcript {
         }
         let mut lines = Lines::after(self.last_uuid.clone());
         for block in blocks {
-            lines.push(self, &json!({"role": "assistant", "content": [block]}));
+            lines.push(self, &self.assistant(block));
         }
         match self.append(lines) {
             Ok(()) => {
@@ -155,6 +233,11 @@ impl Transcript {
         });
         if let Some(agent_id) = &self.agent_id {
             line["agentId"] = json!(agent_id);
+        }
+        if message["role"] == "assistant"
+            && let Some(request_id) = &self.response.request_id
+        {
+            line["requestId"] = json!(request_id);
         }
         line.to_string()
     }
@@ -323,6 +406,41 @@ mod tests {
                 .iter()
                 .all(|l| l["isSidechain"] == true && l["agentId"] == "x")
         );
+    }
+
+    /// A response's fields go on its lines only: after the `sync` that ends it, a response
+    /// whose client never said `message_start` gets lines without an id, model, usage or
+    /// `requestId`, not the last response's.
+    #[test]
+    fn a_responses_fields_are_not_lent_to_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut t = Transcript::new(&path, "s1", dir.path());
+        let mut messages = vec![json!({"role": "user", "content": "go"})];
+        t.sync(&messages);
+        t.observe(&StreamEvent::MessageStart {
+            id: "msg_1".into(),
+            model: "m".into(),
+            request_id: Some("req_1".into()),
+        });
+        let first = json!({"type": "text", "text": "one"});
+        t.blocks(std::slice::from_ref(&first));
+        messages.push(json!({"role": "assistant", "content": [first]}));
+        messages.push(json!({"role": "user", "content": "more"}));
+        t.sync(&messages);
+        messages.push(json!({"role": "assistant", "content": [{"type": "text", "text": "two"}]}));
+        t.sync(&messages);
+        let lines = read_lines(&path);
+        let assistant: Vec<&Value> = lines.iter().filter(|l| l["type"] == "assistant").collect();
+        assert_eq!(assistant[0]["message"]["id"], "msg_1");
+        assert_eq!(assistant[0]["requestId"], "req_1");
+        assert_eq!(
+            assistant[1]["message"],
+            json!({"id": null, "type": "message", "role": "assistant", "model": null,
+                "content": [{"type": "text", "text": "two"}], "stop_reason": null,
+                "stop_sequence": null, "usage": null})
+        );
+        assert!(assistant[1].get("requestId").is_none(), "{}", assistant[1]);
     }
 
     /// A session without a directory gives an empty transcript path, from which a

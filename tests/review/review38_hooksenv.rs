@@ -6,9 +6,11 @@
 //! usage and `requestId`. Real `toolwright agent` processes in temporary directories,
 //! against a loopback stand-in for the Messages API.
 
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpListener;
 use std::path::Path;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::model_api::{agent_command, json_out, results, serve, stderr, text_of, turn};
 
@@ -112,4 +114,139 @@ fn session_start_env_files_are_sourced_in_configuration_order() {
         ["sessionstart-hook-1.sh", "sessionstart-hook-0.sh"],
         "the hooks' CLAUDE_ENV_FILE names, in the order they wrote"
     );
+}
+
+/// A Messages API stand-in that answers the requests, in turn, with `bodies` (SSE), each
+/// response with the header `request-id: req_<n>` (from 1), as the API sends one.
+fn serve_with_request_ids(bodies: Vec<String>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 0 && line.trim_end() != "" {
+                if let Some((k, v)) = line.split_once(':')
+                    && k.eq_ignore_ascii_case("content-length")
+                {
+                    length = v.trim().parse().unwrap();
+                }
+                line.clear();
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let sse = bodies.get(n).cloned().unwrap_or_default();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nrequest-id: req_{}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{sse}",
+                n + 1,
+                sse.len()
+            );
+        }
+    });
+    url
+}
+
+/// A response: `message_start` with the message's id, model and usage, then `blocks`' events,
+/// then the end with `stop_reason` and the final output tokens.
+fn response(id: &str, blocks: Vec<Vec<Value>>, stop_reason: &str) -> String {
+    let mut events = vec![json!({"type": "message_start", "message": {
+        "id": id, "type": "message", "role": "assistant", "model": "claude-test-1",
+        "content": [], "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 7, "output_tokens": 1}}})];
+    events.extend(blocks.into_iter().flatten());
+    events.extend(crate::model_api::end(stop_reason, 25));
+    crate::model_api::sse(&events)
+}
+
+/// The transcript's assistant lines are in Claude Code's shape: `message` has the response's
+/// `id`, `type: "message"`, `role`, `model`, one block in `content`, `stop_reason`,
+/// `stop_sequence` and `usage` as known when the line was written (a block written while
+/// the response streams: `message_start`'s usage and no stop reason yet, as Claude Code
+/// writes them; one written after the response ended: its stop reason and final usage), and
+/// the line has the response's `requestId`. Before, `message` held only `role` and
+/// `content`, so scripts that sum usage or group blocks by `message.id` found nothing.
+#[test]
+fn assistant_transcript_lines_carry_the_responses_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let stop_input = dir.path().join("stop-input.json");
+    let first = response(
+        "msg_a",
+        vec![
+            crate::model_api::text_block(0, "Looking."),
+            crate::model_api::tool_block(1, "toolu_1", "Bash", &json!({"command": "echo hi"})),
+        ],
+        "tool_use",
+    );
+    let second = response(
+        "msg_b",
+        vec![crate::model_api::text_block(0, "done")],
+        "end_turn",
+    );
+    let url = serve_with_request_ids(vec![first, second]);
+    let settings = json!({
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {"Stop": [{"hooks": [{"type": "command",
+            "command": format!("cat > {}", quoted(&stop_input))}]}]},
+    });
+    let out = agent_command(
+        &url,
+        dir.path(),
+        &["--json", "--settings", &settings.to_string()],
+        "go",
+    )
+    .env("TMPDIR", &tmp)
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let input: Value = serde_json::from_slice(&std::fs::read(&stop_input).unwrap()).unwrap();
+    let transcript = std::fs::read_to_string(input["transcript_path"].as_str().unwrap()).unwrap();
+    let assistant: Vec<Value> = transcript
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["type"] == "assistant")
+        .collect();
+    assert_eq!(assistant.len(), 3, "{transcript}");
+    let streamed_usage = json!({"input_tokens": 10, "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 7, "output_tokens": 1});
+    let final_usage = json!({"input_tokens": 10, "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 7, "output_tokens": 25});
+    let expected = [
+        (
+            "msg_a",
+            json!({"type": "text", "text": "Looking."}),
+            Value::Null,
+            &streamed_usage,
+            "req_1",
+        ),
+        (
+            "msg_a",
+            json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "echo hi"}}),
+            Value::Null,
+            &streamed_usage,
+            "req_1",
+        ),
+        (
+            "msg_b",
+            json!({"type": "text", "text": "done"}),
+            json!("end_turn"),
+            &final_usage,
+            "req_2",
+        ),
+    ];
+    for (line, (id, block, stop_reason, usage, request_id)) in assistant.iter().zip(expected) {
+        assert_eq!(
+            line["message"],
+            json!({"id": id, "type": "message", "role": "assistant", "model": "claude-test-1",
+                "content": [block], "stop_reason": stop_reason, "stop_sequence": null,
+                "usage": usage}),
+            "{line}"
+        );
+        assert_eq!(line["requestId"], request_id, "{line}");
+    }
 }

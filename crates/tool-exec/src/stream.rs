@@ -25,6 +25,11 @@ pub enum StreamEvent {
     MessageStart {
         /// The message id.
         id: String,
+        /// The model that answers (`message.model`); empty when the event names none.
+        model: String,
+        /// The response's `request-id` header, which an HTTP client adds: the parser sees
+        /// only the body, and gives `None`.
+        request_id: Option<String>,
     },
     /// Text from a text block.
     Text(String),
@@ -409,11 +414,16 @@ impl AnthropicStream {
             "message_start" => {
                 self.started = true;
                 self.tool_use_ids.clear();
-                out.push(StreamEvent::MessageStart {
-                    id: json["message"]["id"]
+                let text = |field: &str| {
+                    json["message"][field]
                         .as_str()
                         .unwrap_or_default()
-                        .to_owned(),
+                        .to_owned()
+                };
+                out.push(StreamEvent::MessageStart {
+                    id: text("id"),
+                    model: text("model"),
+                    request_id: None,
                 });
                 if let Some(usage) = json["message"].get("usage") {
                     self.usage = [0; 4];
@@ -714,7 +724,11 @@ mod tests {
             assert_eq!(
                 events,
                 vec![
-                    StreamEvent::MessageStart { id: "msg_1".into() },
+                    StreamEvent::MessageStart {
+                        id: "msg_1".into(),
+                        model: String::new(),
+                        request_id: None,
+                    },
                     StreamEvent::Text("Looking.".into()),
                     StreamEvent::ToolUse(ToolUse::new(
                         "toolu_1",
@@ -828,7 +842,7 @@ mod tests {
             events.extend(parser.feed(std::str::from_utf8(chunk).unwrap()).unwrap());
         }
         assert!(
-            matches!(&events[..], [StreamEvent::MessageStart { id }] if id.len() == 100_000),
+            matches!(&events[..], [StreamEvent::MessageStart { id, .. }] if id.len() == 100_000),
             "{events:?}"
         );
     }

@@ -447,7 +447,8 @@ impl PartialEq for UsageMeter {
 pub enum AgentEvent<'a> {
     /// A request is about to be sent (1-based).
     Request(usize),
-    /// Text from the model, as it streams.
+    /// Text from the model, as it streams; between two of its text blocks, a blank line
+    /// ([`TEXT_BLOCK_SEPARATOR`]), as [`AgentOutcome::final_text`] joins them.
     Text(&'a str),
     /// A call started; `running` calls run now, this one included.
     ToolStarted {
@@ -767,6 +768,18 @@ pub fn without_reminder(text: &str) -> &str {
     text.strip_prefix("<system-reminder>\n")
         .and_then(|t| t.strip_suffix("\n</system-reminder>"))
         .unwrap_or(text)
+}
+
+/// Ends the text block being read (`text`, then emptied): it goes into `assistant` as a block
+/// of its own, as the model sent it, when it has something in it (the API refuses a text
+/// block that is only whitespace, often a "\n\n" before a call). Returns whether it did.
+fn end_text_block(text: &mut String, assistant: &mut Vec<Value>) -> bool {
+    let kept = !text.trim().is_empty();
+    if kept {
+        assistant.push(json!({"type": "text", "text": std::mem::take(text)}));
+    }
+    text.clear();
+    kept
 }
 
 /// Adds `text` for the model as a user turn: to the last message when it is already the
@@ -1416,18 +1429,19 @@ impl AgentLoop {
         // another kind is held to the same (both calls would run, and the next request,
         // with two results of one id, would be refused).
         let mut ids = tool_exec::stream::ToolUseIds::new();
+        // The text block being read; how many blocks of `out.assistant` the transcript has;
+        // whether a text block with text came since the last call, and whether the next
+        // text starts another (shown after a blank line, as `final_text` joins them).
         let mut text = String::new();
+        let mut written = 0;
+        let (mut after_text, mut block_break) = (false, false);
         let (mut reading, mut finished) = (true, false);
         loop {
             if !reading && !finished {
                 // Closes the connection at once when the reading stopped early.
                 stream = futures::stream::empty().boxed();
-                // Shown as it came, kept only with something in it: the API refuses a text
-                // block that is only whitespace (often a "\n\n" before a call).
-                if !text.trim().is_empty() {
-                    out.assistant.push(json!({"type": "text", "text": &text}));
-                }
-                text.clear();
+                // Shown as it came, kept only with something in it.
+                end_text_block(&mut text, &mut out.assistant);
                 executor.finish();
                 finished = true;
             }
@@ -1512,16 +1526,23 @@ impl AgentLoop {
                 },
                 item = stream.next(), if reading => match item {
                     Some(Ok(StreamEvent::Text(t))) => {
+                        if block_break && !t.trim().is_empty() {
+                            block_break = false;
+                            on_event(AgentEvent::Text(TEXT_BLOCK_SEPARATOR));
+                        }
                         on_event(AgentEvent::Text(&t));
                         text.push_str(&t);
                     }
+                    // Each of the model's text blocks goes back as it sent it: one block
+                    // glued to the next would run their words together ("bug.It").
+                    Some(Ok(StreamEvent::NextTextBlock)) => {
+                        after_text |= end_text_block(&mut text, &mut out.assistant);
+                        block_break = after_text;
+                    }
                     Some(Ok(StreamEvent::ToolUse(tool_use))) => {
                         let closed = Instant::now();
-                        let written = out.assistant.len();
-                        if !text.trim().is_empty() {
-                            out.assistant.push(json!({"type": "text", "text": &text}));
-                        }
-                        text.clear();
+                        end_text_block(&mut text, &mut out.assistant);
+                        (after_text, block_break) = (false, false);
                         let block = u64::try_from(out.assistant.len()).unwrap_or(u64::MAX);
                         if let Err(e) = ids.add(block, &tool_use.id, &tool_use.name) {
                             // As a malformed stream: this call never runs, nor any queued.
@@ -1548,6 +1569,7 @@ impl AgentLoop {
                         {
                             on_event(AgentEvent::Notice(&notice));
                         }
+                        written = out.assistant.len();
                         entries.add(&tool_use.id, &abort);
                         executor.add_tool(tool_use.clone());
                         out.tool_uses += 1;

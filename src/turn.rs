@@ -404,6 +404,8 @@ impl TurnParser {
                     Some((_, text)) => text.push_str(&t),
                     None => self.text = Some((self.now, t)),
                 },
+                // Each text block is an item of its own, as the model wrote it.
+                StreamEvent::NextTextBlock => self.flush_text(out),
                 StreamEvent::ToolUse(t) => {
                     self.flush_text(out);
                     out.push((self.now, TurnItem::ToolUse(t)));
@@ -419,8 +421,12 @@ impl TurnParser {
         }
     }
 
+    /// Hands out the text block read so far; one of white space only (a "\n\n" before a
+    /// call) is nothing to show.
     fn flush_text(&mut self, out: &mut Vec<(Duration, TurnItem)>) {
-        if let Some((at, text)) = self.text.take() {
+        if let Some((at, text)) = self.text.take()
+            && !text.trim().is_empty()
+        {
             out.push((at, TurnItem::Text(text)));
         }
     }
@@ -531,11 +537,10 @@ impl TurnParser {
                     }
                 },
                 Some("text") => {
+                    // A block each, as the model wrote them.
+                    self.flush_text(out);
                     let text = block["text"].as_str().unwrap_or_default();
-                    match &mut self.text {
-                        Some((_, prev)) => prev.push_str(text),
-                        None => self.text = Some((Duration::ZERO, text.to_owned())),
-                    }
+                    self.text = Some((Duration::ZERO, text.to_owned()));
                 }
                 Some(_) => {}
                 // No block at all (a string, an array, an object without a string `type`):

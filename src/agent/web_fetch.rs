@@ -90,6 +90,10 @@ impl WebFetchModel for PageReader {
         while let Some(event) = events.next().await {
             match event {
                 Ok(StreamEvent::Text(text)) => answer.push_str(&text),
+                // The answer's text blocks apart, as the agent loop's final text joins them.
+                Ok(StreamEvent::NextTextBlock) if !answer.trim().is_empty() => {
+                    answer.push_str(super::TEXT_BLOCK_SEPARATOR);
+                }
                 // The response's usage so far: the last one reported is what it cost,
                 // counted at once (a request made meanwhile sees it), whether or not the
                 // model answers.
@@ -108,6 +112,7 @@ impl WebFetchModel for PageReader {
                 }
                 Ok(
                     StreamEvent::MessageStart { .. }
+                    | StreamEvent::NextTextBlock
                     | StreamEvent::StopReason(_)
                     | StreamEvent::ToolUse(_),
                 ) => {}

@@ -52,3 +52,4 @@ mod review38_executor;
 mod review38_hooksenv;
 mod review38_prompting;
 mod review38_subagents;
+mod review38_textblocks;

@@ -2,15 +2,16 @@
 //! block closes.
 //!
 //! Feed the raw server-sent-events text in chunks of any size to [`AnthropicStream::feed`];
-//! it returns what became complete: text, finished tool_use blocks (input JSON accumulated
-//! from `input_json_delta`s; without any, the `input` its `content_block_start` gave, as
-//! the Anthropic SDKs read it), the stop reason, the end. A tool_use whose accumulated input is
-//! not valid JSON is still returned (with the raw text as a JSON string), so the pipeline
-//! answers it with an input error instead of losing it. A malformed event is a
-//! [`StreamError`] that says which line and why; blocks already returned stay returned, and
-//! events completed earlier in the same chunk are returned first (the error then comes with
-//! the next call), so what a caller gets does not depend on how the text was cut into
-//! chunks. After an error the parser only repeats it.
+//! it returns what became complete: text (a [`StreamEvent::NextTextBlock`] where another
+//! text block begins, so the blocks stay apart), finished tool_use blocks (input JSON
+//! accumulated from `input_json_delta`s; without any, the `input` its `content_block_start`
+//! gave, as the Anthropic SDKs read it), the stop reason, the end. A tool_use whose
+//! accumulated input is not valid JSON is still returned (with the raw text as a JSON
+//! string), so the pipeline answers it with an input error instead of losing it. A
+//! malformed event is a [`StreamError`] that says which line and why; blocks already
+//! returned stay returned, and events completed earlier in the same chunk are returned first
+//! (the error then comes with the next call), so what a caller gets does not depend on how
+//! the text was cut into chunks. After an error the parser only repeats it.
 
 use std::collections::HashMap;
 
@@ -31,6 +32,11 @@ pub enum StreamEvent {
         /// only the body, and gives `None`.
         request_id: Option<String>,
     },
+    /// Another text block begins: the [`Text`](Self::Text) events after it are a new
+    /// block's, not the one before's, so that the model's text blocks stay apart as it sent
+    /// them. It comes right before the first text of each text block but the message's
+    /// first (a block with no text has none).
+    NextTextBlock,
     /// Text from a text block.
     Text(String),
     /// A tool_use block closed: it can start now.
@@ -119,7 +125,10 @@ fn too_large(what: &'static str) -> StreamError {
 
 #[derive(Debug)]
 enum Block {
-    Text,
+    /// A text block; `started` once its first text was given.
+    Text {
+        started: bool,
+    },
     ToolUse {
         id: String,
         name: String,
@@ -151,6 +160,8 @@ pub struct AnthropicStream {
     usage: [u64; 4],
     /// `message_start` was read: the response has begun.
     started: bool,
+    /// A text block of this message gave text: the next one's starts another block.
+    text_seen: bool,
     stopped: bool,
     failed: Option<StreamError>,
 }
@@ -414,6 +425,7 @@ impl AnthropicStream {
             "message_start" => {
                 self.started = true;
                 self.tool_use_ids.clear();
+                self.text_seen = false;
                 let text = |field: &str| {
                     json["message"][field]
                         .as_str()
@@ -473,10 +485,14 @@ impl AnthropicStream {
                         }
                     }
                     Some("text") => {
-                        if let Some(text) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                        let text = block["text"].as_str().filter(|t| !t.is_empty());
+                        if let Some(text) = text {
+                            self.next_text_block(out);
                             out.push(StreamEvent::Text(text.to_owned()));
                         }
-                        Block::Text
+                        Block::Text {
+                            started: text.is_some(),
+                        }
                     }
                     _ => Block::Other,
                 };
@@ -494,10 +510,16 @@ impl AnthropicStream {
                         self.open_input += part.len();
                         acc.push_str(part);
                     }
-                    (Some(Block::Text), Some("text_delta")) => {
-                        out.push(StreamEvent::Text(
-                            delta["text"].as_str().unwrap_or_default().to_owned(),
-                        ));
+                    (Some(Block::Text { started }), Some("text_delta")) => {
+                        let text = delta["text"].as_str().unwrap_or_default();
+                        if !*started && !text.is_empty() {
+                            *started = true;
+                            if self.text_seen {
+                                out.push(StreamEvent::NextTextBlock);
+                            }
+                            self.text_seen = true;
+                        }
+                        out.push(StreamEvent::Text(text.to_owned()));
                     }
                     (None, _) => {
                         return Err(malformed(
@@ -590,6 +612,15 @@ impl AnthropicStream {
 }
 
 impl AnthropicStream {
+    /// A text block's first text is next: after an earlier block's text, it is another
+    /// block's.
+    fn next_text_block(&mut self, out: &mut Vec<StreamEvent>) {
+        if self.text_seen {
+            out.push(StreamEvent::NextTextBlock);
+        }
+        self.text_seen = true;
+    }
+
     /// Takes every usage field `reported` gives as a number (a null or absent one keeps its
     /// value) and returns the response's usage so far.
     fn update_usage(&mut self, reported: &Value) -> StreamEvent {

@@ -13,3 +13,4 @@ mod review31_pipeline;
 mod review34_exec;
 mod review37_telemetry;
 mod review38_prompting;
+mod review38_textblocks;

@@ -319,6 +319,54 @@ pub fn git_root(dir: &Path) -> Option<&Path> {
     dir.ancestors().find(|d| d.join(".git").exists())
 }
 
+/// The text of the regular file `path` when it holds at most `max` bytes of UTF-8 (a FIFO
+/// or a device is not opened, so nothing waits on it).
+fn read_small_file(path: &Path, max: u64) -> std::io::Result<String> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() || meta.len() > max {
+        return Err(std::io::Error::other("not a small regular file"));
+    }
+    std::fs::read_to_string(path)
+}
+
+/// The root of the main working tree of the repository holding `dir`, as Claude Code's
+/// `findCanonicalGitRoot` finds it to key a project's configuration: [`git_root`], or, in a
+/// linked worktree (whose `.git` is a file `gitdir: <main>/.git/worktrees/<name>`), the main
+/// checkout's root, so that a worktree shares its repository's local settings. Only a
+/// worktree its repository lists counts (the named directory is in that repository's
+/// `worktrees/`, and its `commondir` leads back to it): a `.git` file that names anything
+/// else, as a cloned project's own file could, gives the folder's own root. A bare
+/// repository's worktree keeps its own root.
+pub fn canonical_git_root(dir: &Path) -> Option<PathBuf> {
+    let root = git_root(dir)?;
+    let own = || Some(root.to_path_buf());
+    let dot_git = root.join(".git");
+    if dot_git.is_dir() {
+        return own();
+    }
+    // A `.git` file is one line; anything longer is not one git wrote.
+    let Ok(text) = read_small_file(&dot_git, 4096) else {
+        return own();
+    };
+    let Some(gitdir) = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")) else {
+        return own();
+    };
+    let Ok(gitdir) = std::fs::canonicalize(root.join(gitdir.trim())) else {
+        return own();
+    };
+    let Ok(common) = read_small_file(&gitdir.join("commondir"), 4096) else {
+        return own();
+    };
+    let Ok(common) = std::fs::canonicalize(gitdir.join(common.trim())) else {
+        return own();
+    };
+    let listed = gitdir.parent() == Some(common.join("worktrees").as_path());
+    match common.file_name() {
+        Some(name) if listed && name == ".git" => common.parent().map(Path::to_path_buf),
+        _ => own(),
+    }
+}
+
 /// Whether `dir` is inside one of `dirs` (or is one): as written (`.` and `..` collapsed),
 /// or by real paths, links followed (a directory named through a link to one is inside it).
 fn is_within(dir: &Path, dirs: &[PathBuf]) -> bool {

@@ -108,9 +108,9 @@ pub use content::{
 pub use context::{
     AgentInfo, AppState, ContentReplacementState, DenialTracking, McpClientInfo, McpClientState,
     NOT_UTF8_NOTE, Notification, NotificationSink, RefreshTools, TORN_REREAD_PAUSES,
-    TORN_SETTLED_AFTER, ToolOptions, ToolUseContext, config_text_looks_torn, env_truthy, git_root,
-    hook_env_file_name, hook_env_files, is_inline_json, local_settings_path, managed_drop_ins,
-    managed_settings_dir, parse_config_json, project_dirs, read_config_text,
+    TORN_SETTLED_AFTER, ToolOptions, ToolUseContext, canonical_git_root, config_text_looks_torn,
+    env_truthy, git_root, hook_env_file_name, hook_env_files, is_inline_json, local_settings_path,
+    managed_drop_ins, managed_settings_dir, parse_config_json, project_dirs, read_config_text,
     read_config_text_settled, reread_while_torn, without_bom,
 };
 pub use error::{

@@ -463,17 +463,26 @@ impl ConfigLoader {
 
     /// The keys of `.claude.json`'s `projects` whose servers are the local scope, nearest
     /// first: the project directory's own, then its git repository's root
-    /// ([`tool_core::git_root`], as the trust record is read), which is where Claude Code
-    /// keys them (`getProjectPathForConfig`), so `claude mcp add` run anywhere in a
-    /// repository writes there and the servers are found from every folder of it. The
-    /// folder's own entry is still read, as it was before: it is the nearer one.
+    /// ([`tool_core::git_root`], as the trust record is read), then, in a linked worktree,
+    /// its main checkout's root ([`tool_core::canonical_git_root`]), which is where Claude
+    /// Code keys them (`getProjectPathForConfig`), so `claude mcp add` run anywhere in a
+    /// repository or its worktrees writes there and the servers are found from every folder
+    /// of them. The folder's own entry is still read, as it was before: it is the nearer
+    /// one.
     fn local_scope_keys(&self) -> Vec<String> {
         let own = self.project_dir.to_string_lossy().into_owned();
         let absolute = std::path::absolute(&self.project_dir).unwrap_or(self.project_dir.clone());
         let root = tool_core::git_root(&absolute).map(|root| root.to_string_lossy().into_owned());
-        std::iter::once(own.clone())
-            .chain(root.filter(|root| *root != own))
-            .collect()
+        // A linked worktree's main checkout, where `claude mcp add` in it wrote its servers.
+        let main = tool_core::canonical_git_root(&absolute)
+            .map(|root| root.to_string_lossy().into_owned());
+        let mut keys = vec![own];
+        for key in root.into_iter().chain(main) {
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+        keys
     }
 
     /// The `.mcp.json` files of the project scope, nearest first: the project directory's

@@ -105,6 +105,76 @@ fn local_servers_keyed_by_the_git_root_load_from_a_subdirectory() {
     }
 }
 
+/// In a linked worktree (`git worktree add`, `EnterWorktree`), the servers `claude mcp add`
+/// wrote under the main checkout's root load too: Claude Code keys project configuration by
+/// the canonical root (`findCanonicalGitRoot` follows the worktree's `.git` file to the main
+/// repository). Found by code review 38: only the worktree's own root was looked up.
+#[test]
+fn local_servers_of_the_main_checkout_load_in_its_worktrees() {
+    let (dir, repo) = repository();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["commit", "-q", "--allow-empty", "-m", "first"]);
+    let worktree = repo.join(".claude/worktrees/feat");
+    git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "feat",
+        worktree.to_str().unwrap(),
+    ]);
+    std::fs::create_dir(worktree.join("inner")).unwrap();
+    let config = dir.path().join("config");
+    std::fs::create_dir(&config).unwrap();
+    std::fs::write(
+        config.join(".claude.json"),
+        json!({"projects": {repo.to_str().unwrap(): {"mcpServers": {"loc": stdio_entry("main")}}}})
+            .to_string(),
+    )
+    .unwrap();
+    for folder in [worktree.clone(), worktree.join("inner")] {
+        let (servers, diags) = loaded(&loader(&folder, &config));
+        assert_eq!(
+            servers,
+            [(
+                "loc".to_owned(),
+                ConfigScope::Local,
+                vec!["main".to_owned()]
+            )],
+            "from {}: {diags:?}",
+            folder.display()
+        );
+    }
+    // A `.git` file that names a directory that is no worktree of a repository (a cloned
+    // project's own file pointing anywhere) gives no other root than the folder's.
+    let fake = dir.path().join("fake");
+    std::fs::create_dir(&fake).unwrap();
+    std::fs::write(
+        fake.join(".git"),
+        format!("gitdir: {}\n", repo.join(".git").display()),
+    )
+    .unwrap();
+    let (servers, _) = loaded(&loader(&fake, &config));
+    assert!(servers.is_empty(), "{servers:?}");
+}
+
 /// A folder's own entry (which Toolwright read before) is still read, and wins over the
 /// repository's for a name, as the nearer `.mcp.json` does; the repository's other servers
 /// load beside it, and a malformed server there is reported as in any entry.

@@ -1610,11 +1610,11 @@ fn ctrl_c_works_with_a_closed_standard_error() {
     assert_eq!(status.code(), Some(130));
 }
 
-/// The second Ctrl-C exits at once (the command ignores SIGTERM, so the first press's cancel
-/// is still in its grace) and still does what an orderly end does: the command's process
-/// group killed, its scratch files in the session's directory removed.
+/// The third Ctrl-C exits at once (the command ignores SIGTERM, so the earlier presses'
+/// cancel is still in its grace) and still does what an orderly end does: the command's
+/// process group killed, its scratch files in the session's directory removed.
 #[test]
-fn a_second_ctrl_c_exits_at_once_and_leaves_no_scratch_files() {
+fn a_third_ctrl_c_exits_at_once_and_leaves_no_scratch_files() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("p");
     let tmp = dir.path().join("tmp");
@@ -1662,16 +1662,16 @@ fn a_second_ctrl_c_exits_at_once_and_leaves_no_scratch_files() {
             .collect::<Vec<_>>()
     };
     assert!(!sessions().is_empty(), "no session directory in TMPDIR");
-    // Two presses, apart enough not to count as one delivered twice.
+    // Three presses, apart enough not to count as one delivered twice.
     let pid = child.id().to_string();
-    for _ in 0..2 {
+    for _ in 0..3 {
         let _ = Command::new("kill").args(["-INT", &pid]).status();
         std::thread::sleep(Duration::from_millis(400));
     }
     let status = wait_at_most(
         &mut child,
         Duration::from_secs(10),
-        "the second press did not exit",
+        "the third press did not exit",
     );
     assert_eq!(status.code(), Some(130));
     // The transcript is kept (the conversation so far); nothing else, such as the scratch
@@ -2301,6 +2301,74 @@ fn the_same_ctrl_c_twice_at_once_is_one_press() {
     let results = results(messages.last().unwrap());
     assert_eq!(results[0].0, "toolu_slow");
     assert_eq!(results[0].1["content"], REJECT, "{}", results[0].1);
+    // One press: the second press's "cancelling everything" was never said.
+    assert!(
+        !stderr(&out).contains("cancelling everything"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A second Ctrl-C cancels everything as SIGTERM does and the run still ends in order:
+/// the command that ignores SIGTERM is not waited for past its kill, the `--json` output is
+/// printed and the SessionEnd hooks run (found by code review 38: it exited on the spot,
+/// skipping them and the MCP servers' grace). A third exits at once.
+#[test]
+fn a_second_ctrl_c_ends_the_run_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let ended = dir.path().join("ended.json");
+    let stubborn = turn(
+        None,
+        &[(
+            "toolu_stubborn",
+            "Bash",
+            json!({"command": "trap '' TERM INT; touch started; while :; do sleep 1; done"}),
+        )],
+    );
+    let (url, _seen) = serve(move |i, _| match i {
+        0 => full(stubborn.clone()),
+        _ => full(turn(Some("Done."), &[])),
+    });
+    let settings = json!({
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {"SessionEnd": [{"hooks": [{"type": "command",
+            "command": format!("cat > '{}'", ended.display())}]}]}
+    })
+    .to_string();
+    let mut child = agent_command(&url, dir.path(), &["--json", "--settings", &settings], "go")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let marker = dir.path().join("started");
+    wait_until("the command never started", || marker.exists());
+    let pid = child.id().to_string();
+    for _ in 0..2 {
+        let _ = Command::new("kill").args(["-INT", &pid]).status();
+        std::thread::sleep(Duration::from_millis(400));
+    }
+    let status = wait_at_most(
+        &mut child,
+        Duration::from_secs(30),
+        "the second press did not end the run",
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("(cancelling everything; Ctrl-C again exits at once)"),
+        "{}",
+        stderr(&out)
+    );
+    let result = json_out(&out);
+    let messages = result["messages"].as_array().unwrap();
+    let results = results(messages.last().unwrap());
+    assert_eq!(results[0].0, "toolu_stubborn");
+    assert_eq!(results[0].1["is_error"], true, "{}", results[0].1);
+    let hook_input: Value = serde_json::from_str(
+        &std::fs::read_to_string(&ended).expect("the SessionEnd hook did not run"),
+    )
+    .unwrap();
+    assert_eq!(hook_input["hook_event_name"], "SessionEnd");
 }
 
 /// With `--print` (or `--json`) the user's notices still reach standard error: a hook that

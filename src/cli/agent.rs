@@ -303,9 +303,10 @@ fn watch_interrupts(
             signalled.store(exit_code, std::sync::atomic::Ordering::SeqCst);
             let interrupt_key = exit_code == 130;
             level = match (level, interrupt_key) {
-                // A second Ctrl-C: the first one's cancellation is not waited for (a
-                // command that ignores SIGTERM, a hook that hangs).
-                (2.., _) | (1, true) => {
+                // A third Ctrl-C, or a signal after everything was cancelled: the
+                // cancellation is not waited for (a command that ignores SIGTERM, a hook
+                // that hangs).
+                (2.., _) => {
                     tasks.kill_all();
                     // The process groups killed and the session's directory removed too.
                     super::exit_on_the_spot(exit_code)
@@ -315,17 +316,23 @@ fn watch_interrupts(
                 (0, true) => {
                     soft.cancel();
                     eoutln!(
-                        "\n(interrupted: cancelling the running tools; Ctrl-C again exits at once)"
+                        "\n(interrupted: cancelling the running tools; Ctrl-C again stops waiting for them)"
                     );
                     1
                 }
-                // SIGTERM or SIGHUP.
+                // SIGTERM or SIGHUP, or a second Ctrl-C: everything is cancelled and the run
+                // ends in order (the MCP servers' short grace, SessionEnd hooks), without
+                // waiting for what the first one cancelled.
                 (_, _) => {
                     // Whoever sent it may follow with SIGKILL, which the background tasks,
                     // in sessions of their own, would outlive.
                     tasks.kill_all();
                     hard.cancel();
-                    eoutln!("\n(cancelling everything)");
+                    if interrupt_key {
+                        eoutln!("\n(cancelling everything; Ctrl-C again exits at once)");
+                    } else {
+                        eoutln!("\n(cancelling everything)");
+                    }
                     2
                 }
             };

@@ -200,7 +200,9 @@ fn the_first_ctrl_c_cancels_a_running_bash_call() {
     );
     assert!(!project.join("finished").exists());
     assert!(
-        stderr.contains("(interrupted: cancelling the running tools; Ctrl-C again exits at once)"),
+        stderr.contains(
+            "(interrupted: cancelling the running tools; Ctrl-C again stops waiting for them)"
+        ),
         "{stderr}"
     );
     assert_eq!(

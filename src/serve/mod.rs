@@ -894,7 +894,8 @@ impl ToolServer {
                     if let Some(report) = waiting.pop_front() {
                         // The call keeps running while a report is written: a client that
                         // stops reading must not stall the tool's timers and cancellation.
-                        // A report being written is written whole, the call ended or not.
+                        // A report being written is written whole, the call ended or not,
+                        // unless the call was cancelled (below).
                         let send = forward.send(&report.data);
                         tokio::pin!(send);
                         if ended.is_none() {

@@ -4723,7 +4723,7 @@ impl PermissionEngine {
     /// a link); a read, or a redirection's write (`ordered` false: a redirection is not
     /// known to come after the command, `tar -xvf a.tar > list.txt` is opened first), is a
     /// path that cannot be checked.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(clippy::too_many_arguments, reason = "the parts of one path's check")]
     fn under_filled(
         &self,
         set: &RuleSet,

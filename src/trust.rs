@@ -140,7 +140,11 @@ pub fn is_trusted(dir: &Path) -> bool {
     if entry(dir).is_some_and(|e| e[REVOKED] == Value::Bool(true)) {
         return false;
     }
+    // The repository's root, and for a linked worktree its main checkout's, where Claude
+    // Code keys a project (`findCanonicalGitRoot`): a worktree of a trusted repository is
+    // trusted, as there.
     tool_core::git_root(dir).is_some_and(accepted)
+        || tool_core::canonical_git_root(dir).is_some_and(|root| accepted(&root))
 }
 
 /// Why the trust record cannot be read (it is not JSON, not readable, or its `projects`

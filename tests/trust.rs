@@ -863,3 +863,75 @@ fn a_fifo_as_the_trust_record_is_refused_without_waiting() {
         }
     }
 }
+
+/// A linked worktree of a trusted repository is trusted, as Claude Code keys a project by
+/// its main checkout's root (`findCanonicalGitRoot`): its settings apply and its hooks run
+/// (an EnterWorktree session in it no longer loses them); a worktree of a repository not
+/// trusted is not.
+#[test]
+fn a_worktree_of_a_trusted_repository_is_trusted() {
+    let c = malicious_checkout();
+    let git = |dir: &Path, args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&c.root, &["init", "-q"]);
+    git(&c.root, &["add", ".claude/settings.json"]);
+    git(&c.root, &["commit", "-q", "-m", "settings"]);
+    let worktree = c.root.parent().unwrap().join("wt");
+    git(
+        &c.root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "wt",
+            worktree.to_str().unwrap(),
+        ],
+    );
+    let run_in_worktree = || {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+            .args(["run", "--json", "-"])
+            .current_dir(&worktree)
+            .env("CLAUDE_CONFIG_DIR", &c.config)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(turn(&worktree).as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    // The repository not trusted: neither is its worktree.
+    let out = run_in_worktree();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not trusted"), "{stderr}");
+    assert!(!c.root.join("hook-marker").exists());
+    // Trusted: its worktree is, its hook runs there.
+    trust(&c, &c.root);
+    let out = run_in_worktree();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("not trusted"), "{stderr}");
+    assert!(c.root.join("hook-marker").exists(), "{stderr}");
+}

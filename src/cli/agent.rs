@@ -180,34 +180,32 @@ async fn prompt_text(arg: Option<&str>) -> Result<String, String> {
 /// still blocked when the run ends is left behind). `None`: no byte came within
 /// [`STDIN_FIRST_BYTE`]; an end of input is a byte here (the input is then empty).
 async fn read_stdin_prompt() -> Result<Option<String>, String> {
-    use std::io::Read as _;
     let (first_tx, first_rx) = tokio::sync::oneshot::channel::<()>();
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     std::thread::spawn(move || {
-        let mut stdin = std::io::stdin().lock();
         let mut input = Vec::new();
-        let mut chunk = vec![0u8; 64 * 1024];
         let mut first = Some(first_tx);
-        let result = loop {
-            match stdin.read(&mut chunk) {
-                Ok(n) => {
-                    if let Some(first) = first.take() {
-                        let _ = first.send(());
-                    }
-                    if n == 0 {
-                        break Ok(input);
-                    }
-                    input.extend_from_slice(&chunk[..n]);
-                    if input.len() > MAX_STDIN_PROMPT {
-                        break Err(format!(
-                            "standard input holds more than {} MiB, the most a prompt takes from it: write it to a file and name the file in the prompt",
-                            MAX_STDIN_PROMPT / (1024 * 1024)
-                        ));
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => break Err(format!("cannot read standard input: {e}")),
+        let failure = super::read_stdin_chunks(|chunk| {
+            if let Some(first) = first.take() {
+                let _ = first.send(());
             }
+            input.extend_from_slice(chunk);
+            input.len() <= MAX_STDIN_PROMPT
+        });
+        // The end of the input is a byte too (the input is then empty); a read that failed
+        // before any byte is not.
+        if failure.is_none()
+            && let Some(first) = first.take()
+        {
+            let _ = first.send(());
+        }
+        let result = match failure {
+            Some(e) => Err(format!("cannot read standard input: {e}")),
+            None if input.len() > MAX_STDIN_PROMPT => Err(format!(
+                "standard input holds more than {} MiB, the most a prompt takes from it: write it to a file and name the file in the prompt",
+                MAX_STDIN_PROMPT / (1024 * 1024)
+            )),
+            None => Ok(input),
         };
         let _ = done_tx.send(result);
     });

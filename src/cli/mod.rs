@@ -671,6 +671,32 @@ pub(crate) async fn cancel_on_signal<T>(
     (output, (code != 0).then_some(code))
 }
 
+/// Reads standard input to its end, handing each chunk to `chunk`, which says whether to
+/// go on: a read a signal interrupted is made again, and a descriptor set non-blocking by
+/// whoever shares it is waited on. The failure that ended it, if one did. Blocks: `run` and
+/// `agent` call it on a thread of their own.
+pub(crate) fn read_stdin_chunks(mut chunk: impl FnMut(&[u8]) -> bool) -> Option<std::io::Error> {
+    use std::io::Read as _;
+    let mut stdin = std::io::stdin().lock();
+    let mut buf = vec![0; 64 * 1024];
+    loop {
+        match stdin.read(&mut buf) {
+            Ok(0) => return None,
+            Ok(n) => {
+                if !chunk(&buf[..n]) {
+                    return None;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            // A descriptor set non-blocking by whoever shares it: nothing to read yet.
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => return Some(e),
+        }
+    }
+}
+
 /// How long the work gets to end after the first signal cancelled its calls before the
 /// command exits without it ([`cancel_on_signal`]): a last resort. The executor answers a
 /// call that cannot end (stuck in a system call) itself after

@@ -1,6 +1,5 @@
 //! `toolwright run [FILE|-]`: runs the tool_use blocks of a model response.
 
-use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -236,20 +235,12 @@ fn read_input(input: Option<&PathBuf>) -> Result<(String, Option<String>), Strin
 /// the failure. A descriptor set non-blocking by whoever shares it is waited on, as
 /// [`read_stdin_live`] does.
 fn read_stdin_to_end() -> (Vec<u8>, Option<std::io::Error>) {
-    let mut stdin = std::io::stdin().lock();
     let mut bytes = Vec::new();
-    let mut buf = vec![0; 64 * 1024];
-    loop {
-        match stdin.read(&mut buf) {
-            Ok(0) => return (bytes, None),
-            Ok(n) => bytes.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            Err(e) => return (bytes, Some(e)),
-        }
-    }
+    let failure = super::read_stdin_chunks(|chunk| {
+        bytes.extend_from_slice(chunk);
+        true
+    });
+    (bytes, failure)
 }
 
 /// The model turn to run: read whole (a file, or `--pace`), or from standard input as it
@@ -294,26 +285,9 @@ fn read_stdin_live() -> (
     // A thread of its own, not the runtime's blocking pool, which the runtime waits for at
     // exit: a read nobody ends (a terminal, after a signal) must not hold the process.
     std::thread::spawn(move || {
-        let mut stdin = std::io::stdin().lock();
-        let mut buf = vec![0; 64 * 1024];
-        loop {
-            match stdin.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    if chunk_tx.send(Ok(buf[..n].to_vec())).is_err() {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                // A descriptor set non-blocking by whoever shares it: nothing to read yet.
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    std::thread::sleep(std::time::Duration::from_millis(10));
-                }
-                Err(e) => {
-                    let _ = chunk_tx.send(Err(e));
-                    break;
-                }
-            }
+        if let Some(e) = super::read_stdin_chunks(|chunk| chunk_tx.send(Ok(chunk.to_vec())).is_ok())
+        {
+            let _ = chunk_tx.send(Err(e));
         }
     });
     let (item_tx, items) = tokio::sync::mpsc::unbounded_channel();

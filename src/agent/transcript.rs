@@ -112,18 +112,9 @@ impl Transcript {
                     ..Response::default()
                 };
             }
-            StreamEvent::Usage {
-                input_tokens,
-                output_tokens,
-                cache_creation_input_tokens,
-                cache_read_input_tokens,
-            } => {
-                self.response.usage = Some(json!({
-                    "input_tokens": input_tokens,
-                    "cache_creation_input_tokens": cache_creation_input_tokens,
-                    "cache_read_input_tokens": cache_read_input_tokens,
-                    "output_tokens": output_tokens,
-                }));
+            StreamEvent::Usage { .. } => {
+                self.response.usage =
+                    crate::agent::TokenUsage::reported(event).map(|usage| usage.to_json());
             }
             StreamEvent::StopReason(reason) => self.response.stop_reason = Some(reason.clone()),
             _ => {}

@@ -1828,6 +1828,15 @@ impl PermissionEngine {
         ctx: &ToolUseContext,
     ) -> Option<Finding> {
         let perm = ctx.permission();
+        // Off (the common case), nothing is looked at on disk: this runs for every call of
+        // a file tool.
+        let on = match access {
+            FileAccess::Read => perm.block_reads_outside_working_dirs,
+            FileAccess::Write => perm.block_writes_outside_working_dirs,
+        };
+        if !on {
+            return None;
+        }
         let resolved = resolve_symlinks(path);
         let (key, verb) = match access {
             FileAccess::Read if self.read_blocked(path, &resolved, ctx) => {

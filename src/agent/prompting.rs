@@ -2202,7 +2202,7 @@ mod tests {
                     true
                 }
                 PromptAnswer::AllowOnce { .. } => false,
-                PromptAnswer::Deny { .. } => {
+                PromptAnswer::Deny { .. } | PromptAnswer::Unanswered { .. } => {
                     return PermissionResult::Deny {
                         message: REJECT_MESSAGE.into(),
                         reason: DecisionReason::Other {

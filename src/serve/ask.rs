@@ -671,10 +671,7 @@ impl Prompter for ElicitPrompter {
         let deny = PromptAnswer::Deny { feedback: None };
         // A refusal made without the user's answer: the client was not asked, asking
         // failed, or the answer comes in a later request. No user rejected the call.
-        let unanswered = || {
-            tool_exec::seams::answered_by_nobody();
-            PromptAnswer::Deny { feedback: None }
-        };
+        let unanswered = || PromptAnswer::Unanswered { message: None };
         // Never ask about what the user cannot see whole.
         if let Some(what) = unshowable(request).await {
             self.route.set_too_long(what);

@@ -155,9 +155,8 @@ pub struct CallOutcome {
     /// The permission decision, if the flow got that far (`accept`/`reject`), and its source
     /// (`config`, `hook`, `user_temporary`, `user_permanent`, `user_reject`, `user_abort`: the
     /// question was withdrawn unanswered). `user_reject` is a person's no: an ask refused
-    /// without asking anyone (a session that cannot prompt, a prompter that says it got no
-    /// person's answer: [`answered_by_nobody`](crate::seams::answered_by_nobody)) is
-    /// `config`.
+    /// without asking anyone (a session that cannot prompt, a prompter that answers
+    /// [`PromptAnswer::Unanswered`]) is `config`.
     pub decision: Option<(&'static str, &'static str)>,
     /// Why the permission flow decided as it did (the rule and its file, the mode, the hook).
     pub decision_reason: Option<DecisionReason>,
@@ -1485,7 +1484,7 @@ impl ToolStart {
 /// The pipeline's prompter as one call's permission question reaches it: whether a person
 /// answered tells a person's rejection (`user_reject`) from a refusal made without asking
 /// anyone (`config`): the permission policy's own (a session that cannot prompt), or the
-/// prompter's when it says so ([`answered_by_nobody`](crate::seams::answered_by_nobody)).
+/// prompter's when it says so ([`PromptAnswer::Unanswered`]).
 struct Asking<'a> {
     prompter: &'a dyn Prompter,
     answered: std::sync::atomic::AtomicBool,
@@ -1494,7 +1493,8 @@ struct Asking<'a> {
 #[async_trait::async_trait]
 impl Prompter for Asking<'_> {
     async fn prompt(&self, request: &PromptRequest) -> PromptAnswer {
-        let (answer, by_a_person) = crate::seams::prompt_a_person(self.prompter, request).await;
+        let answer = self.prompter.prompt(request).await;
+        let by_a_person = !matches!(answer, PromptAnswer::Unanswered { .. });
         self.answered
             .store(by_a_person, std::sync::atomic::Ordering::Release);
         answer

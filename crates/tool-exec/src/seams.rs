@@ -84,15 +84,19 @@ pub trait Permissions: Send + Sync {
                 updated_input: changed.or(updated_input),
                 reason: Some(DecisionReason::User { permanent: true }),
             },
-            PromptAnswer::Deny { feedback } => PermissionResult::Deny {
-                message: match feedback.filter(|f| !f.trim().is_empty()) {
-                    Some(f) => format!("{REJECT_WITH_FEEDBACK_PREFIX}{f}"),
-                    None => REJECT_MESSAGE.to_owned(),
-                },
-                reason: reason.unwrap_or(DecisionReason::Other {
-                    reason: "the user decided".into(),
-                }),
-            },
+            refusal @ (PromptAnswer::Deny { .. } | PromptAnswer::Unanswered { .. }) => {
+                PermissionResult::Deny {
+                    message: refusal.refusal_message(tool.name()).unwrap_or_default(),
+                    reason: reason.unwrap_or(DecisionReason::Other {
+                        reason: if matches!(refusal, PromptAnswer::Deny { .. }) {
+                            "the user decided"
+                        } else {
+                            "no one answered the permission question"
+                        }
+                        .into(),
+                    }),
+                }
+            }
         }
     }
 
@@ -135,37 +139,6 @@ impl Permissions for AllowAll {
     }
 }
 
-tokio::task_local! {
-    /// Set while the pipeline's prompter answers one question: whether it said its answer is
-    /// nobody's ([`answered_by_nobody`]).
-    static NOBODY_ANSWERED: std::cell::Cell<bool>;
-}
-
-/// Says, from inside [`Prompter::prompt`], that the answer it gives is no person's: it
-/// refuses without having put the question to anyone (what it would ask about cannot be
-/// shown whole, the question could not be sent, an answer cannot be taken), or before the
-/// answer came (a client asked in a later request). The pipeline then reports the refusal
-/// as the configuration's (decision source `config`), not a user's rejection
-/// (`user_reject`), and it does not stop the turn as a user's rejection does. Outside a
-/// question the pipeline puts, it does nothing.
-pub fn answered_by_nobody() {
-    let _ = NOBODY_ANSWERED.try_with(|nobody| nobody.set(true));
-}
-
-/// The answer of `prompter` to `request`, and whether a person gave it (the prompter did
-/// not call [`answered_by_nobody`]).
-pub(crate) async fn prompt_a_person(
-    prompter: &dyn Prompter,
-    request: &PromptRequest,
-) -> (PromptAnswer, bool) {
-    NOBODY_ANSWERED
-        .scope(std::cell::Cell::new(false), async {
-            let answer = prompter.prompt(request).await;
-            (answer, !NOBODY_ANSWERED.with(std::cell::Cell::get))
-        })
-        .await
-}
-
 /// The prompter of a session with nobody to ask: every ask is refused with a message saying
 /// so, and the turn goes on. (A session that cannot prompt should also set
 /// `ToolPermissionContext::avoid_prompts`, so the engine refuses asks itself, once
@@ -176,8 +149,8 @@ pub struct DenyAsks;
 #[async_trait]
 impl Prompter for DenyAsks {
     async fn prompt(&self, request: &PromptRequest) -> PromptAnswer {
-        PromptAnswer::Deny {
-            feedback: Some(format!(
+        PromptAnswer::Unanswered {
+            message: Some(format!(
                 "Permission to use {} requires approval, and this session has no one to ask. Do not retry this call.",
                 request.tool_name
             )),

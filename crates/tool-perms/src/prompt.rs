@@ -49,11 +49,46 @@ pub enum PromptAnswer {
         /// Rule updates chosen by the user.
         updates: Vec<PermissionUpdate>,
     },
-    /// Don't run.
+    /// Don't run: the user said no.
     Deny {
         /// What the user said about how to proceed, if anything.
         feedback: Option<String>,
     },
+    /// Don't run, and no person said so: the prompter refused without putting the question
+    /// to anyone (there is no one to ask, what it would ask about cannot be shown whole, the
+    /// question could not be sent, an answer cannot be taken), or before the answer came (a
+    /// client answers in a later request). The refusal is the configuration's, not a
+    /// user's rejection: a host reports it as such (Toolwright's pipeline: decision source
+    /// `config`) and does not stop the turn as a user's "no" does.
+    Unanswered {
+        /// What the model is told; `None` for a plain "no one answered" (a host that
+        /// rewrites the refusal gives none).
+        message: Option<String>,
+    },
+}
+
+impl PromptAnswer {
+    /// What the model is told when this answer refuses the call to `tool_name` (`None` when
+    /// it allows it): Claude Code's rejection text, with what the user said when they said
+    /// something; for a refusal no one answered, the prompter's message or a plain "no one
+    /// answered".
+    #[must_use]
+    pub fn refusal_message(&self, tool_name: &str) -> Option<String> {
+        match self {
+            Self::AllowOnce { .. } | Self::AllowAlways { .. } => None,
+            Self::Deny { feedback } => Some(
+                match feedback.as_deref().filter(|f| !f.trim().is_empty()) {
+                    Some(f) => format!("{REJECT_WITH_FEEDBACK_PREFIX}{f}"),
+                    None => REJECT_MESSAGE.to_owned(),
+                },
+            ),
+            Self::Unanswered { message } => Some(message.clone().unwrap_or_else(|| {
+                format!(
+                    "Permission to use {tool_name} requires approval, and no one answered the question. Do not retry this call."
+                )
+            })),
+        }
+    }
 }
 
 /// Asks a person (a terminal dialog, an IDE, a remote approver). Supplied by the host.
@@ -138,16 +173,17 @@ impl PermissionEngine {
                     diags,
                 )
             }
-            PromptAnswer::Deny { feedback } => {
-                let message = match feedback.filter(|f| !f.trim().is_empty()) {
-                    Some(f) => format!("{REJECT_WITH_FEEDBACK_PREFIX}{f}"),
-                    None => REJECT_MESSAGE.to_owned(),
+            refusal @ (PromptAnswer::Deny { .. } | PromptAnswer::Unanswered { .. }) => {
+                let reason = if matches!(refusal, PromptAnswer::Deny { .. }) {
+                    "the user decided"
+                } else {
+                    "no one answered the permission question"
                 };
                 (
                     PermissionResult::Deny {
-                        message,
+                        message: refusal.refusal_message(tool.name()).unwrap_or_default(),
                         reason: DecisionReason::Other {
-                            reason: "the user decided".into(),
+                            reason: reason.into(),
                         },
                     },
                     diags,

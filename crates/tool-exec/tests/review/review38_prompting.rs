@@ -214,15 +214,16 @@ struct RefusesUnasked {
 impl Prompter for RefusesUnasked {
     async fn prompt(&self, _request: &PromptRequest) -> PromptAnswer {
         if self.says_so {
-            tool_exec::seams::answered_by_nobody();
+            PromptAnswer::Unanswered { message: None }
+        } else {
+            PromptAnswer::Deny { feedback: None }
         }
-        PromptAnswer::Deny { feedback: None }
     }
 }
 
 /// The review's L1, in the pipeline: a prompter that refuses without putting the question
 /// to anyone (`serve`'s, for an input too long to show) was counted as a person's "no"
-/// (`user_reject`, and the turn stopped). Saying so ([`tool_exec::seams::answered_by_nobody`])
+/// (`user_reject`, and the turn stopped). Saying so ([`PromptAnswer::Unanswered`])
 /// makes the refusal the configuration's, which does not stop the turn; a prompter that does
 /// not say so is still a person's rejection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -259,6 +260,43 @@ async fn a_prompter_that_asked_nobody_refuses_as_the_configuration() {
     .await;
     assert_eq!(out.decision, Some(("reject", "user_reject")));
     assert!(out.interrupt_turn);
+    assert!(!cwd.join("made").exists());
+    assert_eq!(*shell.calls.lock().unwrap(), 0);
+}
+
+/// `DenyAsks`, the prompter of a session with no one to ask, refused as a person would:
+/// its "no one to ask" came to the model as the user's feedback ("the user said:
+/// Permission to use Bash requires approval, and this session has no one to ask") and the
+/// refusal counted as a user's rejection. It is no one's answer: the configuration's
+/// refusal, said as it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_with_no_one_to_ask_refuses_in_its_own_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().canonicalize().unwrap();
+    let shell = Arc::new(Shell {
+        interactive: false,
+        calls: Arc::default(),
+    });
+    let settings = json!({"permissions": {}, "hooks": {}});
+    let out = call(
+        &cwd,
+        &settings,
+        shell.clone(),
+        Arc::new(tool_exec::DenyAsks),
+        "touch made",
+    )
+    .await;
+    assert_eq!(out.ending, Ending::Denied);
+    assert_eq!(out.decision, Some(("reject", "config")));
+    assert!(!out.interrupt_turn);
+    let text = out.result.content.joined_text();
+    assert!(
+        text.starts_with(
+            "Permission to use Bash requires approval, and this session has no one to ask."
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("the user said"), "{text}");
     assert!(!cwd.join("made").exists());
     assert_eq!(*shell.calls.lock().unwrap(), 0);
 }

@@ -157,12 +157,14 @@ async fn prompt_text(arg: Option<&str>) -> Result<String, String> {
             return match arg {
                 Some(arg) => {
                     eoutln!(
-                        "toolwright agent: nothing came on standard input within 3 s; going on without it (redirect it from /dev/null to skip the wait)"
+                        "toolwright agent: nothing came on standard input within {} s; going on without it (redirect it from /dev/null to skip the wait)",
+                        STDIN_FIRST_BYTE.as_secs()
                     );
                     Ok(arg.to_owned())
                 }
                 None => Err(format!(
-                    "{no_prompt} (nothing came on standard input within 3 s)"
+                    "{no_prompt} (nothing came on standard input within {} s)",
+                    STDIN_FIRST_BYTE.as_secs()
                 )),
             };
         }
@@ -275,24 +277,25 @@ fn ask_trust(cwd: &std::path::Path) -> Option<bool> {
 }
 
 /// Ctrl-C: the first press interrupts the turn (`soft`: the agent loop cancels every running
-/// call, as Claude Code's Esc does; the run ends interrupted), the second kills the background
-/// tasks and exits at once ([`exit_on_the_spot`](super::exit_on_the_spot): the commands'
-/// process groups killed, the session's directory removed when nothing is saved in it).
-/// SIGTERM and SIGHUP (the terminal closed), first or after a Ctrl-C, kill the background
-/// tasks, which run in sessions of their own out of the terminal's reach, and cancel
-/// everything (`hard`); after that, any further signal exits at once. The
+/// call, as Claude Code's Esc does; the run ends interrupted); the second, as SIGTERM and
+/// SIGHUP (the terminal closed) do first or after a Ctrl-C, kills the background tasks, which
+/// run in sessions of their own out of the terminal's reach, and cancels everything (`hard`:
+/// the run ends in order, its MCP servers' short grace and SessionEnd hooks included); after
+/// that, any further signal exits at once ([`exit_on_the_spot`](super::exit_on_the_spot):
+/// the commands' process groups killed, the session's directory removed when nothing is
+/// saved in it). The
 /// same signal again within [`SAME_SIGNAL_WINDOW`](super::SAME_SIGNAL_WINDOW) is the same
 /// press delivered twice (`timeout`, `make` or a wrapper signals the process and then its
-/// group), as for `run` ([`Signals::next`](super::Signals::next)). The handlers are installed
-/// before this returns.
+/// group), as for `run` ([`Signals::next`](super::Signals::next)). `signals` were installed
+/// when the run began.
 /// The exit code of the last signal received is kept in `signalled` (0: none).
 fn watch_interrupts(
+    mut signals: super::Signals,
     soft: CancellationToken,
     hard: CancellationToken,
     tasks: TaskRegistry,
     signalled: Arc<std::sync::atomic::AtomicU8>,
 ) {
-    let mut signals = super::Signals::install();
     tokio::spawn(async move {
         // 0: running; 1: interrupted; 2: everything cancelled; then exit.
         let mut level = 0u8;
@@ -538,10 +541,22 @@ type DescribedAgentTool = (Vec<String>, Arc<dyn Tool>);
 /// Runs `toolwright agent`. `trusted`: the answer to the trust question, asked before the
 /// runtime started (see [`ask_trust_if_interactive`]).
 pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
+    // Installed first: from here a signal is this run's to act on, and the default action
+    // (ending the process) no longer does. Until the session is open nothing has started,
+    // and a signal ends the run there.
+    let mut signals = super::Signals::install();
     // After a signal, output nobody reads does not hold the run.
     super::exit_when_output_stalls_after_a_signal();
-    // Before anything starts: without a prompt there is nothing to run.
-    let prompt = match prompt_text(args.prompt.as_deref()).await {
+    // Before anything starts: without a prompt there is nothing to run. Standard input may
+    // take its time (a writer that keeps the pipe open), or never end.
+    let read = tokio::select! {
+        read = prompt_text(args.prompt.as_deref()) => read,
+        code = signals.next() => {
+            eoutln!("toolwright agent: cancelled by a signal while reading the prompt from standard input");
+            return ExitCode::from(code);
+        }
+    };
+    let prompt = match read {
         Ok(prompt) => prompt,
         Err(e) => {
             eoutln!("toolwright agent: {e}");
@@ -591,7 +606,16 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     let quiet = args.print || args.json;
     let interactive = is_interactive(args);
     let model = agent_model(args.model.as_deref(), settings.model.as_deref());
-    let session = match Session::open(&options).await {
+    // A signal while the session opens (MCP servers can take their startup timeout) ends
+    // the run there: the servers being started go with the dropped future.
+    let opened = tokio::select! {
+        opened = Session::open(&options) => opened,
+        code = signals.next() => {
+            eoutln!("toolwright agent: cancelled by a signal while the session opened");
+            return ExitCode::from(code);
+        }
+    };
+    let session = match opened {
         Ok(s) => s,
         Err(e) => {
             eoutln!("toolwright agent: {e}");
@@ -605,6 +629,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     let soft = CancellationToken::new();
     let signalled = Arc::new(std::sync::atomic::AtomicU8::new(0));
     watch_interrupts(
+        signals,
         soft.clone(),
         session.ctx.cancellation().clone(),
         tools_builtin::tasks::task_registry(&session.ctx),

@@ -53,3 +53,4 @@ mod review38_hooksenv;
 mod review38_prompting;
 mod review38_subagents;
 mod review38_textblocks;
+mod review39_agent;

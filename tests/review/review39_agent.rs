@@ -1,0 +1,88 @@
+//! Review 39's findings on the agent's start: a signal that came before the interrupt
+//! watcher started (while standard input was read for the prompt, or while the session
+//! opened) was swallowed, and the run went on to send its request.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::model_api::*;
+use crate::processes::{process_alive, wait_at_most, wait_until};
+
+/// `agent -p hi` with `extra` before the prompt, against `url`, in `dir`.
+fn agent_run(url: &str, dir: &std::path::Path, extra: &[&str]) -> Command {
+    let mut command = agent_command(url, dir, extra, "hi");
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    command
+}
+
+/// SIGTERM while the prompt is still read from a pipe its writer keeps open (`tail -f`,
+/// a slow producer): the run ends there with 143, and no request is sent. It was swallowed,
+/// and the run went on once the pipe closed.
+#[test]
+fn a_signal_while_the_prompt_is_read_ends_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let (url, seen) = serve(|_, _| full(turn(Some("ok"), &[])));
+    let mut child = agent_run(&url, &root, &["-p"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A first byte, then the pipe held open: the prompt is being read.
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, b"more context").unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let status = wait_at_most(
+        &mut child,
+        Duration::from_secs(20),
+        "SIGTERM did not end the run while it read its prompt",
+    );
+    drop(stdin);
+    // Before its handlers were installed the default action ends it, which is as right.
+    assert!(
+        status.code() == Some(143)
+            || std::os::unix::process::ExitStatusExt::signal(&status) == Some(15),
+        "{status:?}"
+    );
+    assert!(seen.lock().unwrap().is_empty(), "a request was sent");
+}
+
+/// SIGTERM while the session opens (an MCP server that never answers `initialize`, with
+/// half a minute to do so): the run ends there with 143, the server gone with it, and no
+/// request is sent.
+#[test]
+fn a_signal_while_the_agents_session_opens_ends_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let (url, seen) = serve(|_, _| full(turn(Some("ok"), &[])));
+    let started = root.join("server-started");
+    let marker = format!("1039.{}", std::process::id());
+    let mcp = json!({"mcpServers": {"slow": {"command": "sh", "args": ["-c",
+        format!("touch '{}'; exec sleep {marker}", started.display())]}}});
+    let mut child = agent_run(&url, &root, &["-p", "--mcp-config", &mcp.to_string()])
+        .env("MCP_TIMEOUT", "30000")
+        .spawn()
+        .unwrap();
+    wait_until("the server never started", || started.exists());
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let status = wait_at_most(
+        &mut child,
+        Duration::from_secs(15),
+        "SIGTERM did not end the run while its session opened",
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(143),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(seen.lock().unwrap().is_empty(), "a request was sent");
+    wait_until("the server outlived the run", || !process_alive(&marker));
+}

@@ -977,7 +977,10 @@ impl ModelClient for AnthropicClient {
                 let mut ended = false;
                 loop {
                     match starts_as_event_stream(&head, ended) {
+                        // No body at all is no other kind of body: said to be empty, and
+                        // retried, as an event stream that ended before any event is.
                         Some(true) => break,
+                        Some(false) if ended && head.is_empty() => break,
                         Some(false) => {
                             let body = capped_text(head, &mut bytes).await;
                             return Err(AgentError::Stream(format!(
@@ -1049,10 +1052,13 @@ impl ModelClient for AnthropicClient {
                     }
                     attempt += 1;
                 }
-                // A 200 whose body broke off, stayed silent or ended before any event:
-                // nothing was shown or run, so it is retried as a connection that failed
-                // before its first byte is.
-                Some(e) if parsing.cut && early.is_empty() && attempt < attempts => {
+                // A 200 whose body broke off, stayed silent or ended before any content
+                // (nothing, or only its `message_start`): nothing was shown or run, so it is
+                // retried as a connection that failed before its first byte is.
+                Some(e) if parsing.cut && attempt < attempts => {
+                    if let Some(meter) = &request.usage {
+                        meter.next_attempt();
+                    }
                     let delay = retry_delay(self.config.backoff, attempt, None);
                     if let Some(why) = self
                         .wait_to_retry(request, &brief(&e.to_string()), delay, attempt)
@@ -1062,11 +1068,9 @@ impl ModelClient for AnthropicClient {
                     }
                     attempt += 1;
                 }
-                // An overload, or a stream cut before any event, still there at the last
+                // An overload, or a stream cut before any content, still there at the last
                 // attempt: how many were made.
-                Some(AgentError::Stream(e))
-                    if parsing.retryable || (parsing.cut && early.is_empty()) =>
-                {
+                Some(AgentError::Stream(e)) if parsing.retryable || parsing.cut => {
                     return Err(AgentError::Stream(format!("{e}{}", attempts_made(attempt))));
                 }
                 Some(e) => return Err(e),

@@ -145,6 +145,9 @@ pub enum Reply {
     Stream(Vec<Part>),
     /// Close the connection without answering.
     Drop,
+    /// The whole HTTP answer as given (status line, headers, body), then the connection
+    /// closed.
+    Raw(String),
 }
 
 pub fn full(sse: String) -> Reply {
@@ -226,6 +229,9 @@ pub fn answer(
     };
     match handler(index, &request) {
         Reply::Drop => {}
+        Reply::Raw(answer) => {
+            let _ = stream.write_all(answer.as_bytes());
+        }
         Reply::Status(status, body) => {
             let _ = write!(
                 stream,

@@ -12,10 +12,11 @@
 //! `model`, `content` (the one block), `stop_reason`, `stop_sequence` and `usage` as known
 //! when the line is written (a block written while the response streams has
 //! `message_start`'s usage and a null `stop_reason`; one written after the response ended,
-//! its stop reason and final usage), and the line has `requestId`, the response's
-//! `request-id` header, when the API sent one ([`Transcript::observe`] is told the stream's
-//! events). `stop_sequence` is always null: Toolwright sends no stop sequences. The file is
-//! owner-only and only ever appended to.
+//! its stop reason and final usage: the final `output_tokens` of a response whose last block
+//! closed before it ended is in none of its lines, as in Claude Code's transcripts), and
+//! the line has `requestId`, the response's `request-id` header, when the API sent one
+//! ([`Transcript::observe`] is told the stream's events). `stop_sequence` is always null:
+//! Toolwright sends no stop sequences. The file is owner-only and only ever appended to.
 //!
 //! An append that fails (a full disk) or is cut short is undone: the file is cut back to
 //! its length before it, so a hook never reads a torn line. The transcript then stops:

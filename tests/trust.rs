@@ -871,24 +871,44 @@ fn a_fifo_as_the_trust_record_is_refused_without_waiting() {
 #[test]
 fn a_worktree_of_a_trusted_repository_is_trusted() {
     let c = malicious_checkout();
-    let git = |dir: &Path, args: &[&str]| {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "T")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "T")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let worktree = repository_with_a_worktree(&c);
+    let run_in_worktree = || run_in(&c, &worktree);
+    // The repository not trusted: neither is its worktree.
+    let out = run_in_worktree();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not trusted"), "{stderr}");
+    assert!(!c.root.join("hook-marker").exists());
+    // Trusted: its worktree is, its hook runs there.
+    trust(&c, &c.root);
+    let out = run_in_worktree();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("not trusted"), "{stderr}");
+    assert!(c.root.join("hook-marker").exists(), "{stderr}");
+}
+
+/// Runs git in `dir`, sealed off from the user's and the system's configuration.
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Makes the checkout a repository (its settings committed) with a linked worktree `wt`
+/// beside it (`git worktree add`, admin directory `.git/worktrees/wt`); the worktree.
+fn repository_with_a_worktree(c: &Checkout) -> std::path::PathBuf {
     git(&c.root, &["init", "-q"]);
     git(&c.root, &["add", ".claude/settings.json"]);
     git(&c.root, &["commit", "-q", "-m", "settings"]);
@@ -904,33 +924,98 @@ fn a_worktree_of_a_trusted_repository_is_trusted() {
             worktree.to_str().unwrap(),
         ],
     );
-    let run_in_worktree = || {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
-            .args(["run", "--json", "-"])
-            .current_dir(&worktree)
-            .env("CLAUDE_CONFIG_DIR", &c.config)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(turn(&worktree).as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
-    };
-    // The repository not trusted: neither is its worktree.
-    let out = run_in_worktree();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("not trusted"), "{stderr}");
-    assert!(!c.root.join("hook-marker").exists());
-    // Trusted: its worktree is, its hook runs there.
+    worktree
+}
+
+/// `toolwright run --json -` in `dir`, with the checkout's configuration directory, given
+/// [`turn`] for `dir`.
+fn run_in(c: &Checkout, dir: &Path) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["run", "--json", "-"])
+        .current_dir(dir)
+        .env("CLAUDE_CONFIG_DIR", &c.config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(turn(dir).as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A folder with its own settings whose PreToolUse hook leaves `hook-marker` in it.
+fn folder_with_a_hook(dir: &Path) {
+    std::fs::create_dir_all(dir.join(".claude")).unwrap();
+    let settings = json!({
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": format!("touch {}", dir.join("hook-marker").display())}]}]}
+    });
+    std::fs::write(dir.join(".claude/settings.json"), settings.to_string()).unwrap();
+}
+
+/// A folder whose `.git` names a real worktree's admin directory of a trusted repository
+/// (absolute, or relative as an archive unpacked beside the checkout would hold it), or is
+/// a symlink to that worktree's `.git` file, is no worktree: git's record of the worktree
+/// (`.git/worktrees/wt/gitdir`) names the worktree's `.git`, not this one. It stays
+/// untrusted: its hook does not run, and the notice says so. Found by review 39: the
+/// repository's trust was lent to any folder naming one of its worktrees.
+#[test]
+fn a_folder_naming_a_worktree_of_a_trusted_repository_is_not_trusted() {
+    let c = malicious_checkout();
+    let worktree = repository_with_a_worktree(&c);
     trust(&c, &c.root);
-    let out = run_in_worktree();
+    let base = c.root.parent().unwrap();
+    let admin = c.root.join(".git/worktrees/wt");
+    assert!(admin.join("gitdir").is_file(), "git made no back-link");
+    // Every way tried, then one report: which of them lent the repository's trust.
+    let mut lent = Vec::new();
+    for how in ["absolute", "relative", "symlink"] {
+        let evil = base.join(format!("evil-{how}"));
+        folder_with_a_hook(&evil);
+        let dot_git = evil.join(".git");
+        match how {
+            "absolute" => std::fs::write(&dot_git, format!("gitdir: {}\n", admin.display())),
+            "relative" => std::fs::write(&dot_git, "gitdir: ../repo/.git/worktrees/wt\n"),
+            _ => std::os::unix::fs::symlink(worktree.join(".git"), &dot_git),
+        }
+        .unwrap();
+        let out = run_in(&c, &evil);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if !stderr.contains("this folder is not trusted")
+            || evil.join("hook-marker").exists()
+            || evil.join("ran-marker").exists()
+        {
+            lent.push(format!("{how}: {stderr}"));
+        }
+    }
+    assert!(lent.is_empty(), "trusted, its hook run: {lent:#?}");
+    // The real worktree still is trusted.
+    let out = run_in(&c, &worktree);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("not trusted"), "{stderr}");
+    assert!(c.root.join("hook-marker").exists(), "{stderr}");
+}
+
+/// A worktree whose back-link git wrote relative to its admin directory (git 2.48's
+/// `worktree.useRelativePaths`) is a worktree too: trusted with its repository.
+#[test]
+fn a_worktree_with_a_relative_back_link_is_trusted() {
+    let c = malicious_checkout();
+    let worktree = repository_with_a_worktree(&c);
+    trust(&c, &c.root);
+    // From `repo/.git/worktrees/wt` up to the checkout's parent, then into the worktree.
+    std::fs::write(
+        c.root.join(".git/worktrees/wt/gitdir"),
+        "../../../../wt/.git\n",
+    )
+    .unwrap();
+    let out = run_in(&c, &worktree);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("not trusted"), "{stderr}");
     assert!(c.root.join("hook-marker").exists(), "{stderr}");

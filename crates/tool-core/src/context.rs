@@ -333,16 +333,21 @@ fn read_small_file(path: &Path, max: u64) -> std::io::Result<String> {
 /// `findCanonicalGitRoot` finds it to key a project's configuration: [`git_root`], or, in a
 /// linked worktree (whose `.git` is a file `gitdir: <main>/.git/worktrees/<name>`), the main
 /// checkout's root, so that a worktree shares its repository's local settings. Only a
-/// worktree its repository lists counts (the named directory is in that repository's
-/// `worktrees/`, and its `commondir` leads back to it): a `.git` file that names anything
-/// else, as a cloned project's own file could, gives the folder's own root. A bare
+/// worktree its repository lists, and whose record names this folder, counts: the named
+/// directory is in that repository's `worktrees/`, its `commondir` leads back to it, and
+/// its `gitdir` (git's back-link, relative to it when git wrote it so) names this folder's
+/// `.git`, itself a regular file, not a symlink. The `.git` file is the folder's own (a
+/// cloned project's, an unpacked archive's): one that names anything else, or another
+/// folder's worktree, gives the folder's own root, as Claude Code checks it. A bare
 /// repository's worktree keeps its own root.
 pub fn canonical_git_root(dir: &Path) -> Option<PathBuf> {
     let root = git_root(dir)?;
     let own = || Some(root.to_path_buf());
     let dot_git = root.join(".git");
-    if dot_git.is_dir() {
-        return own();
+    // A symlink to a worktree's `.git` file would name that worktree's record as its own.
+    match std::fs::symlink_metadata(&dot_git) {
+        Ok(meta) if meta.is_file() => {}
+        _ => return own(),
     }
     // A `.git` file is one line; anything longer is not one git wrote.
     let Ok(text) = read_small_file(&dot_git, 4096) else {
@@ -361,8 +366,17 @@ pub fn canonical_git_root(dir: &Path) -> Option<PathBuf> {
         return own();
     };
     let listed = gitdir.parent() == Some(common.join("worktrees").as_path());
+    // The worktree git made for this admin directory is this folder: anyone can name a
+    // worktree's admin directory (its name is the worktree's folder name), only git's
+    // record says which folder it is.
+    let Ok(back) = read_small_file(&gitdir.join("gitdir"), 4096) else {
+        return own();
+    };
+    let here = std::fs::canonicalize(root).map(|root| root.join(".git"));
+    let back = std::fs::canonicalize(gitdir.join(back.trim_end_matches(['\n', '\r'])));
+    let ours = matches!((back, here), (Ok(back), Ok(here)) if back == here);
     match common.file_name() {
-        Some(name) if listed && name == ".git" => common.parent().map(Path::to_path_buf),
+        Some(name) if listed && ours && name == ".git" => common.parent().map(Path::to_path_buf),
         _ => own(),
     }
 }

@@ -173,6 +173,98 @@ fn local_servers_of_the_main_checkout_load_in_its_worktrees() {
     .unwrap();
     let (servers, _) = loaded(&loader(&fake, &config));
     assert!(servers.is_empty(), "{servers:?}");
+    // A forged admin directory outside the repository whose `commondir` leads to it: not
+    // one the repository lists in its `worktrees/`.
+    let admin = dir.path().join("forged/worktrees/w");
+    std::fs::create_dir_all(&admin).unwrap();
+    std::fs::write(
+        admin.join("commondir"),
+        format!("{}\n", repo.join(".git").display()),
+    )
+    .unwrap();
+    std::fs::write(
+        admin.join("gitdir"),
+        format!("{}\n", fake.join(".git").display()),
+    )
+    .unwrap();
+    std::fs::write(fake.join(".git"), format!("gitdir: {}\n", admin.display())).unwrap();
+    let (servers, _) = loaded(&loader(&fake, &config));
+    assert!(servers.is_empty(), "forged admin directory: {servers:?}");
+}
+
+/// A folder that names a real worktree's admin directory (`.git/worktrees/feat`) in its
+/// `.git` file, absolute or relative, or whose `.git` is a symlink to the worktree's `.git`
+/// file, is no worktree: git's back-link (`.git/worktrees/feat/gitdir`) names the worktree's
+/// `.git`, not this folder's. The main checkout's local servers (with their env and
+/// secrets) do not load there. Found by review 39: any folder naming a worktree of a
+/// repository got its servers.
+#[test]
+fn local_servers_of_a_repository_do_not_load_in_a_folder_naming_its_worktree() {
+    let (dir, repo) = repository();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["commit", "-q", "--allow-empty", "-m", "first"]);
+    let worktree = repo.join(".claude/worktrees/feat");
+    git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "feat",
+        worktree.to_str().unwrap(),
+    ]);
+    let config = dir.path().join("config");
+    std::fs::create_dir(&config).unwrap();
+    std::fs::write(
+        config.join(".claude.json"),
+        json!({"projects": {repo.to_str().unwrap(): {"mcpServers": {"loc": stdio_entry("main")}}}})
+            .to_string(),
+    )
+    .unwrap();
+    let base = repo.parent().unwrap();
+    let admin = repo.join(".git/worktrees/feat");
+    let absolute = base.join("absolute");
+    std::fs::create_dir(&absolute).unwrap();
+    std::fs::write(
+        absolute.join(".git"),
+        format!("gitdir: {}\n", admin.display()),
+    )
+    .unwrap();
+    let relative = base.join("relative");
+    std::fs::create_dir(&relative).unwrap();
+    std::fs::write(
+        relative.join(".git"),
+        "gitdir: ../repo/.git/worktrees/feat\n",
+    )
+    .unwrap();
+    let linked = base.join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink(worktree.join(".git"), linked.join(".git")).unwrap();
+    let loaded_in: Vec<_> = [absolute, relative, linked]
+        .into_iter()
+        .map(|folder| (loaded(&loader(&folder, &config)).0, folder))
+        .filter(|(servers, _)| !servers.is_empty())
+        .collect();
+    assert!(loaded_in.is_empty(), "{loaded_in:#?}");
+    // The real worktree still gets them.
+    let (servers, diags) = loaded(&loader(&worktree, &config));
+    assert_eq!(servers.len(), 1, "{servers:?} {diags:?}");
 }
 
 /// A folder's own entry (which Toolwright read before) is still read, and wins over the

@@ -22,7 +22,8 @@ use crate::pipeline::ToolUse;
 /// Something that became complete in the stream.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamEvent {
-    /// The message started (`message_start`), with its id.
+    /// The message started (`message_start`): its id and model, and the HTTP response's
+    /// request id where a client knows it.
     MessageStart {
         /// The message id.
         id: String,
@@ -487,7 +488,7 @@ impl AnthropicStream {
                     Some("text") => {
                         let text = block["text"].as_str().filter(|t| !t.is_empty());
                         if let Some(text) = text {
-                            self.next_text_block(out);
+                            next_text_block(&mut self.text_seen, out);
                             out.push(StreamEvent::Text(text.to_owned()));
                         }
                         Block::Text {
@@ -514,10 +515,7 @@ impl AnthropicStream {
                         let text = delta["text"].as_str().unwrap_or_default();
                         if !*started && !text.is_empty() {
                             *started = true;
-                            if self.text_seen {
-                                out.push(StreamEvent::NextTextBlock);
-                            }
-                            self.text_seen = true;
+                            next_text_block(&mut self.text_seen, out);
                         }
                         out.push(StreamEvent::Text(text.to_owned()));
                     }
@@ -611,16 +609,17 @@ impl AnthropicStream {
     }
 }
 
-impl AnthropicStream {
-    /// A text block's first text is next: after an earlier block's text, it is another
-    /// block's.
-    fn next_text_block(&mut self, out: &mut Vec<StreamEvent>) {
-        if self.text_seen {
-            out.push(StreamEvent::NextTextBlock);
-        }
-        self.text_seen = true;
+/// A text block's first text is next: after an earlier block's text (`text_seen`, the
+/// message's so far), it is another block's. (A function of the one field, not a method:
+/// its caller holds the block being read.)
+fn next_text_block(text_seen: &mut bool, out: &mut Vec<StreamEvent>) {
+    if *text_seen {
+        out.push(StreamEvent::NextTextBlock);
     }
+    *text_seen = true;
+}
 
+impl AnthropicStream {
     /// Takes every usage field `reported` gives as a number (a null or absent one keeps its
     /// value) and returns the response's usage so far.
     fn update_usage(&mut self, reported: &Value) -> StreamEvent {

@@ -137,14 +137,24 @@ pub fn is_trusted(dir: &Path) -> bool {
     // A folder revoked with `toolwright trust --revoke` stays untrusted inside a trusted
     // repository. Claude Code's own `false` (a default it writes for folders it ran in) does
     // not block the repository's trust, as in Claude Code.
-    if entry(dir).is_some_and(|e| e[REVOKED] == Value::Bool(true)) {
+    let revoked = |d: &Path| entry(d).is_some_and(|e| e[REVOKED] == Value::Bool(true));
+    if revoked(dir) {
         return false;
     }
     // The repository's root, and for a linked worktree its main checkout's, where Claude
     // Code keys a project (`findCanonicalGitRoot`): a worktree of a trusted repository is
-    // trusted, as there.
-    tool_core::git_root(dir).is_some_and(accepted)
-        || tool_core::canonical_git_root(dir).is_some_and(|root| accepted(&root))
+    // trusted, as there. A worktree revoked at its root stays so in its subfolders: the
+    // nearer key's revocation wins over its main checkout's trust.
+    let Some(root) = tool_core::git_root(dir) else {
+        return false;
+    };
+    if accepted(root) {
+        return true;
+    }
+    if revoked(root) {
+        return false;
+    }
+    tool_core::canonical_git_root(dir).is_some_and(|root| accepted(&root))
 }
 
 /// Why the trust record cannot be read (it is not JSON, not readable, or its `projects`

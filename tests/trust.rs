@@ -1020,3 +1020,39 @@ fn a_worktree_with_a_relative_back_link_is_trusted() {
     assert!(!stderr.contains("not trusted"), "{stderr}");
     assert!(c.root.join("hook-marker").exists(), "{stderr}");
 }
+
+/// A worktree revoked with `toolwright trust --revoke` (as the untrusted notice says to
+/// undo trust) stays revoked in its subfolders: the revocation of the worktree's own root,
+/// nearer than its main checkout's trust, wins there too. Found by review 39: only the
+/// worktree's root stayed untrusted, a session in a subfolder ran its hooks.
+#[test]
+fn a_revoked_worktree_stays_revoked_in_its_subfolders() {
+    let c = malicious_checkout();
+    let worktree = repository_with_a_worktree(&c);
+    trust(&c, &c.root);
+    let out = toolwright(&c, &["trust", "--revoke", worktree.to_str().unwrap()], "");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sub = worktree.join("sub");
+    folder_with_a_hook(&sub);
+    for dir in [&worktree, &sub] {
+        let out = run_in(&c, dir);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("this folder is not trusted"),
+            "{}: {stderr}",
+            dir.display()
+        );
+    }
+    assert!(
+        !sub.join("hook-marker").exists(),
+        "the subfolder's hook ran"
+    );
+    assert!(
+        !c.root.join("hook-marker").exists(),
+        "the worktree's hook ran"
+    );
+}

@@ -957,7 +957,7 @@ fn finish(found: &Found, ctx: &ToolUseContext, started: Instant) -> GlobOutput {
         .newest
         .into_sorted_vec()
         .iter()
-        .map(|Ranked(_, p)| fsutil::display_path(p, ctx.cwd()))
+        .map(|Ranked(_, p)| fsutil::listed_path(p, ctx.cwd()))
         .collect();
     GlobOutput {
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),

@@ -1412,7 +1412,7 @@ fn walk(plan: &Plan, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), Too
     if plan.root_is_file {
         let mut searcher = searcher_for(plan, true);
         let mut printer = printer_for(plan);
-        let display = fsutil::display_path(&plan.root, &cwd);
+        let display = fsutil::listed_path(&plan.root, &cwd);
         match search_file(
             plan,
             &mut searcher,
@@ -1481,7 +1481,7 @@ fn walk(plan: &Plan, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), Too
                         .asked
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
-                        .add(fsutil::display_path(e.path(), &cwd));
+                        .add(fsutil::listed_path(e.path(), &cwd));
                     return false;
                 }
                 true
@@ -1742,7 +1742,7 @@ impl ParallelVisitor for SearchVisitor<'_> {
         }
         self.found.searched_any.store(true, Ordering::Relaxed);
         let path = entry.path();
-        let display = fsutil::display_path(path, self.cwd);
+        let display = fsutil::listed_path(path, self.cwd);
         // An unreadable file is skipped, as ripgrep skips it, and the result says so.
         match search_file(
             self.plan,
@@ -1783,7 +1783,7 @@ pub(crate) fn walk_error_text(error: &ignore::Error, cwd: &Path) -> String {
         match error {
             ignore::Error::WithPath { path, err } => Some(format!(
                 "{} ({})",
-                fsutil::display_path(path, cwd),
+                fsutil::listed_path(path, cwd),
                 inner(err, cwd).unwrap_or_else(|| err.to_string())
             )),
             ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {

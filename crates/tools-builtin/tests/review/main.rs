@@ -37,3 +37,4 @@ mod review35_bash;
 mod review35_encodings;
 mod review35_grep;
 mod review38_prompting;
+mod review39_search;

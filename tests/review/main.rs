@@ -54,3 +54,4 @@ mod review38_prompting;
 mod review38_subagents;
 mod review38_textblocks;
 mod review39_agent;
+mod review39_websearch;

@@ -142,6 +142,7 @@ pub const BUILTIN_TOOLS: &[ToolEntry] = &[
         Gate::NotEnv(TASKS_ENV),
         tools_builtin::TodoWrite
     ),
+    entry!("WebSearch", Gate::Always, tools_builtin::WebSearch),
     entry!("TaskStop", Gate::Always, tools_builtin::TaskStop),
     entry!(
         "AskUserQuestion",
@@ -385,7 +386,7 @@ mod tests {
         assert_eq!(
             announcement,
             "<available-deferred-tools>\nAskUserQuestion\nEnterPlanMode\nExitPlanMode\n\
-             NotebookEdit\nTaskOutput\nTaskStop\nTodoWrite\nWebFetch\n</available-deferred-tools>"
+             NotebookEdit\nTaskOutput\nTaskStop\nTodoWrite\nWebFetch\nWebSearch\n</available-deferred-tools>"
         );
         let index = tools_builtin::tool_search::ToolSearchIndex::build(&tools);
         assert_eq!(

@@ -1,7 +1,8 @@
 //! Toolwright's built-in tools, with Claude Code's names, input fields, refusal texts and
 //! output shapes: the file and search tools [`Read`], [`Write`], [`Edit`], [`Glob`],
 //! [`Grep`] and [`NotebookEdit`]; the shell tool [`Bash`] with its background tasks
-//! ([`tasks`], read by [`TaskOutput`], ended by [`TaskStop`]); [`WebFetch`]; the session
+//! ([`tasks`], read by [`TaskOutput`], ended by [`TaskStop`]); [`WebFetch`] and
+//! [`WebSearch`] (which searches through a host's [`web_search::WebSearchBackend`]); the session
 //! tools [`TodoWrite`], [`AskUserQuestion`], [`EnterPlanMode`], [`ExitPlanMode`] and
 //! [`Skill`]; and [`ToolSearch`], which loads deferred tools
 //! ([`tool_search::deferred_tools_announcement`] renders the `<available-deferred-tools>`
@@ -105,6 +106,7 @@ pub mod tasks;
 pub mod todo_write;
 pub mod tool_search;
 pub mod web_fetch;
+pub mod web_search;
 #[cfg(feature = "worktree")]
 pub mod worktree;
 pub mod write;
@@ -132,6 +134,7 @@ pub use task_stop::TaskStop;
 pub use todo_write::TodoWrite;
 pub use tool_search::ToolSearch;
 pub use web_fetch::WebFetch;
+pub use web_search::WebSearch;
 #[cfg(feature = "worktree")]
 pub use worktree::{EnterWorktree, ExitWorktree};
 pub use write::Write;

@@ -90,6 +90,7 @@ fn every_tool_matches_claude_code_input_fields() {
         std::sync::Arc::new(tools_builtin::AskUserQuestion),
         std::sync::Arc::new(tools_builtin::Skill),
         std::sync::Arc::new(tools_builtin::WebFetch),
+        std::sync::Arc::new(tools_builtin::WebSearch),
     ];
     // The gated families, in builds that have them.
     #[cfg(feature = "agent-triggers")]

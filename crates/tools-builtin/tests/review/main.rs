@@ -38,3 +38,4 @@ mod review35_encodings;
 mod review35_grep;
 mod review38_prompting;
 mod review39_search;
+mod review39_web_search;

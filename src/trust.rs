@@ -26,18 +26,42 @@ pub fn remember_location() {
     ]);
 }
 
-/// Where the trust record is.
-pub fn record_path() -> Option<PathBuf> {
-    let var = |name: &str| match LOCATION.get() {
+/// `CLAUDE_CONFIG_DIR` or `HOME` as [`remember_location`] recorded it, else as it is now.
+fn location_var(name: &str) -> Option<OsString> {
+    match LOCATION.get() {
         Some([config, home]) => if name == "HOME" { home } else { config }.clone(),
         None => std::env::var_os(name),
-    };
-    if let Some(dir) = var("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
+    }
+}
+
+/// Where the trust record is.
+pub fn record_path() -> Option<PathBuf> {
+    if let Some(dir) = location_var("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(dir).join(".claude.json"));
     }
-    var("HOME")
+    location_var("HOME")
         .filter(|h| !h.is_empty())
         .map(|h| PathBuf::from(h).join(".claude.json"))
+}
+
+/// The home folder (`HOME`, as the record's location was read), by its real path.
+fn home_dir() -> Option<PathBuf> {
+    let home = location_var("HOME").filter(|h| !h.is_empty())?;
+    std::fs::canonicalize(home).ok()
+}
+
+/// Why trust is not recorded for `dir` (absolute, canonical) when it is the home folder:
+/// Claude Code trusts the home folder for the session only and never writes it down, and
+/// neither does Toolwright. A record would trust every folder under it without a
+/// repository of its own (Claude Code, which reads the record too, takes a parent's trust
+/// for a folder; Toolwright a git root's, and home can be one: a dotfiles `~/.git`).
+pub fn home_refusal(dir: &Path) -> Option<String> {
+    (home_dir().as_deref() == Some(dir)).then(|| {
+        format!(
+            "{} is the home folder, whose trust is not recorded: it is trusted for one session at a time, as in Claude Code (`toolwright agent` started there asks), since a record would trust every folder under it without a repository of its own",
+            shell_word(dir)
+        )
+    })
 }
 
 /// The record at `path`: a missing or empty file (0 bytes, or only white space: nothing is
@@ -119,7 +143,10 @@ fn read_regular_file(path: &Path) -> std::io::Result<String> {
 }
 
 /// Whether `dir` (absolute, canonical) is trusted by the record. An unreadable record
-/// trusts nothing.
+/// trusts nothing. A record of the home folder (no longer written, see [`home_refusal`],
+/// but an older toolwright did, and a user may by hand) trusts the home folder itself, and
+/// is not read as the git root of the folders under it (a dotfiles `~/.git` would make it
+/// trust every folder there without a repository of its own).
 pub fn is_trusted(dir: &Path) -> bool {
     let Some(path) = record_path() else {
         return false;
@@ -145,16 +172,18 @@ pub fn is_trusted(dir: &Path) -> bool {
     // Code keys a project (`findCanonicalGitRoot`): a worktree of a trusted repository is
     // trusted, as there. A worktree revoked at its root stays so in its subfolders: the
     // nearer key's revocation wins over its main checkout's trust.
+    let home = home_dir();
+    let root_accepted = |root: &Path| Some(root) != home.as_deref() && accepted(root);
     let Some(root) = tool_core::git_root(dir) else {
         return false;
     };
-    if accepted(root) {
+    if root_accepted(root) {
         return true;
     }
     if revoked(root) {
         return false;
     }
-    tool_core::canonical_git_root(dir).is_some_and(|root| accepted(&root))
+    tool_core::canonical_git_root(dir).is_some_and(|root| root_accepted(&root))
 }
 
 /// Why the trust record cannot be read (it is not JSON, not readable, or its `projects`
@@ -209,8 +238,12 @@ const REVOKED: &str = "toolwrightTrustRevoked";
 /// replaced atomically (written beside it, synced, then renamed), so a crash leaves the old
 /// record; the new file keeps the record's mode, owner and group (a record whose owner
 /// this user cannot give a file is not replaced: an error says so); a new record is
-/// created owner-only.
+/// created owner-only. Trust for the home folder is refused, saying why ([`home_refusal`]);
+/// revoking it is recorded.
 pub fn set_trusted(dir: &Path, trusted: bool) -> Result<PathBuf, String> {
+    if trusted && let Some(refusal) = home_refusal(dir) {
+        return Err(refusal);
+    }
     let path = record_path()
         .ok_or("neither CLAUDE_CONFIG_DIR nor HOME is set: nowhere to record trust")?;
     // Its directory, and that of the file a symlinked record leads to (which may not be
@@ -484,7 +517,7 @@ pub fn shell_word(path: &Path) -> String {
 /// the folder: `toolwright trust DIR`, or, when the trust record cannot be read (which
 /// trusts nothing, and which that command would not overwrite), what is wrong with it; with
 /// neither HOME nor CLAUDE_CONFIG_DIR set, that there is nowhere to record trust and how to
-/// give it a place.
+/// give it a place; in the home folder, whose trust is not recorded, that `agent` asks.
 pub fn untrusted_notice(dir: &Path, ignored: &[String]) -> String {
     let how = match record_problem() {
         // No record at all: `toolwright trust` would fail too.
@@ -497,6 +530,8 @@ pub fn untrusted_notice(dir: &Path, ignored: &[String]) -> String {
         ),
         // The record is JSON, keyed by the path as text.
         None if dir.to_str().is_none() => "Its path is not valid UTF-8, which the trust record (JSON, shared with Claude Code) cannot hold: to trust it, rename the folder.".to_owned(),
+        // `toolwright trust ~` would refuse.
+        None if home_refusal(dir).is_some() => "It is the home folder, whose trust is not recorded (a record would trust every folder under it without a repository of its own): `toolwright agent` started here asks whether to trust it for that session, as Claude Code does.".to_owned(),
         None => match entry_problem(dir) {
             // An entry of the wrong shape, which `toolwright trust` would fail on.
             Some(problem) => format!(

@@ -1056,3 +1056,133 @@ fn a_revoked_worktree_stays_revoked_in_its_subfolders() {
         "the worktree's hook ran"
     );
 }
+
+/// The home folder is trusted for one session at a time, as in Claude Code, and never
+/// recorded: `toolwright trust ~` fails (exit 2) saying why, and writes nothing; `--revoke`
+/// still records that it is not trusted. Found by review 39: the record was written, and
+/// with a `~/.git` (a dotfiles checkout) it trusted every folder under home without a
+/// repository of its own.
+#[test]
+fn the_home_folder_is_not_recorded_as_trusted() {
+    let c = malicious_checkout();
+    let home = c.root.parent().unwrap().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let trust_home = |args: &[&str], cwd: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_toolwright"))
+            .arg("trust")
+            .args(args)
+            .current_dir(cwd)
+            .env("HOME", &home)
+            .env("CLAUDE_CONFIG_DIR", &c.config)
+            .output()
+            .unwrap()
+    };
+    let home_arg = home.to_str().unwrap();
+    // Named, named through a link, or as the current directory.
+    let link = c.root.parent().unwrap().join("home-link");
+    std::os::unix::fs::symlink(&home, &link).unwrap();
+    for (args, cwd) in [
+        (vec![home_arg], c.root.as_path()),
+        (vec![link.to_str().unwrap()], c.root.as_path()),
+        (vec![], home.as_path()),
+    ] {
+        let out = trust_home(&args, cwd);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("home folder") && stderr.contains("one session at a time"),
+            "{args:?}: {stderr}"
+        );
+        let record = std::fs::read_to_string(c.config.join(".claude.json")).unwrap_or_default();
+        assert!(!record.contains(home_arg), "{args:?}: recorded: {record}");
+    }
+    // The notice of a session there does not suggest the command that refuses.
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::write(
+        home.join(".claude/settings.local.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "true"}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["run", "--json", "-"])
+        .current_dir(&home)
+        .env("HOME", &home)
+        .env("CLAUDE_CONFIG_DIR", &c.config)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("this folder is not trusted")
+            && stderr.contains("home folder")
+            && !stderr.contains("toolwright trust"),
+        "{stderr}"
+    );
+    let out = trust_home(&["--revoke", home_arg], &c.root);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(c.config.join(".claude.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        record["projects"][home_arg]["hasTrustDialogAccepted"],
+        false
+    );
+}
+
+/// A record of the home folder written before (by an older toolwright, or by hand) trusts
+/// the home folder itself, but not, through a `~/.git`, the folders under it without a
+/// repository of their own (an unpacked archive in `~/Downloads`): their hooks do not run.
+#[test]
+fn a_recorded_home_folder_does_not_trust_the_folders_under_it() {
+    let c = malicious_checkout();
+    let home = c.root.parent().unwrap().join("home");
+    std::fs::create_dir_all(home.join(".git")).unwrap();
+    std::fs::write(
+        c.config.join(".claude.json"),
+        json!({"projects": {home.to_str().unwrap(): {"hasTrustDialogAccepted": true}}}).to_string(),
+    )
+    .unwrap();
+    let unpacked = home.join("Downloads/unpacked");
+    folder_with_a_hook(&unpacked);
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::write(
+        home.join(".claude/settings.local.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": format!("touch {}", home.join("hook-marker").display())}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let run = |dir: &Path| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+            .args(["run", "--json", "-"])
+            .current_dir(dir)
+            .env("HOME", &home)
+            .env("CLAUDE_CONFIG_DIR", &c.config)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(turn(dir).as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let out = run(&unpacked);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("this folder is not trusted"), "{stderr}");
+    assert!(!unpacked.join("hook-marker").exists(), "its hook ran");
+    // The home folder itself: its record is read.
+    let out = run(&home);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("not trusted"), "{stderr}");
+    assert!(home.join("hook-marker").exists(), "{stderr}");
+}

@@ -33,6 +33,13 @@ pub fn run(args: &TrustArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Not an error of the record: the folder given cannot be trusted this way.
+    if !args.revoke
+        && let Some(refusal) = crate::trust::home_refusal(&dir)
+    {
+        eoutln!("toolwright trust: {refusal}");
+        return ExitCode::from(2);
+    }
     match crate::trust::set_trusted(&dir, !args.revoke) {
         Ok(record) => {
             let verb = if args.revoke {

@@ -24,6 +24,7 @@ pub mod subagent;
 pub mod tool_search;
 pub mod transcript;
 pub mod web_fetch;
+pub mod web_search;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -264,6 +265,8 @@ pub enum RequestBy {
     SubAgent,
     /// WebFetch's small model ([`web_fetch::PageReader`]).
     WebFetch,
+    /// WebSearch's searches ([`web_search::WebSearcher`]).
+    WebSearch,
 }
 
 /// Requests sent to the model, by who sent them (each attempt of a retried request counts
@@ -276,12 +279,14 @@ pub struct RequestCounts {
     pub sub_agents: usize,
     /// WebFetch's small model's.
     pub web_fetch: usize,
+    /// WebSearch's searches.
+    pub web_search: usize,
 }
 
 impl RequestCounts {
     /// Every request.
     pub fn total(&self) -> usize {
-        self.main_loop + self.sub_agents + self.web_fetch
+        self.main_loop + self.sub_agents + self.web_fetch + self.web_search
     }
 }
 
@@ -363,6 +368,7 @@ impl Spend {
             RequestBy::MainLoop => &mut s.requests.main_loop,
             RequestBy::SubAgent => &mut s.requests.sub_agents,
             RequestBy::WebFetch => &mut s.requests.web_fetch,
+            RequestBy::WebSearch => &mut s.requests.web_search,
         };
         *count += 1;
     }

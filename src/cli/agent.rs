@@ -686,6 +686,8 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     let client = client.with_retry_notices(move |text| {
         retry_timeline.line(&format!("toolwright agent: {}", escape_controls(text)));
     });
+    // WebSearch asks the same API, not streamed (its results are whole blocks).
+    let search_config = client.config().clone();
     let client: Arc<dyn toolwright::agent::client::ModelClient> = Arc::new(client);
     let agent_loop = AgentLoop::new(Arc::clone(&client), Arc::new(pipeline), config);
     // WebFetch's prompt is applied by a small model, as in Claude Code, its tokens counted
@@ -700,6 +702,23 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
                 agent_loop.spend().clone(),
             ),
         )));
+    // WebSearch searches with the main model and the API's web_search server tool, as in
+    // Claude Code, its tokens counted with the run's.
+    match toolwright::agent::web_search::WebSearcher::new(
+        search_config,
+        model.clone(),
+        agent_loop.spend().clone(),
+    ) {
+        Ok(searcher) => {
+            session
+                .ctx
+                .app_state()
+                .set(tools_builtin::web_search::WebSearchBackendHook(Arc::new(
+                    searcher,
+                )));
+        }
+        Err(e) => eoutln!("toolwright: WebSearch has no model to search with: {e}"),
+    }
 
     let ctx = session.ctx.clone();
     let mut permission = ctx.permission().clone();

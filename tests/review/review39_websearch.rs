@@ -9,6 +9,7 @@ use std::process::Output;
 use serde_json::{Value, json};
 
 use crate::binary;
+use crate::model_api::*;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -105,4 +106,138 @@ fn run_says_it_has_no_model_to_search_with() {
          same request</tool_use_error>",
         "{message}"
     );
+}
+
+/// The search model's answer: text, the server tool's call, its results, an error result of
+/// a second search, and more text (a non-streamed message, as the search request asks).
+fn search_answer() -> String {
+    json!({
+        "id": "msg_search", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [
+            {"type": "text", "text": "I'll search for the release."},
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+                "input": {"query": "rust release"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": [
+                {"type": "web_search_result", "title": "Announcing Rust 1.90",
+                    "url": "https://blog.rust-lang.org/1.90", "encrypted_content": "abc",
+                    "page_age": "1 day"},
+                {"type": "web_search_result", "title": "Rust releases",
+                    "url": "https://releases.rs/", "encrypted_content": "def"}]},
+            {"type": "server_tool_use", "id": "srvtoolu_2", "name": "web_search",
+                "input": {"query": "rust 1.90"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_2", "content":
+                {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}},
+            {"type": "text", "text": "Rust 1.90 is the latest release.",
+                "citations": [{"type": "web_search_result_location", "url": "https://blog.rust-lang.org/1.90",
+                    "title": "Announcing Rust 1.90", "cited_text": "Rust 1.90"}]}
+        ],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 50, "output_tokens": 40, "server_tool_use": {"web_search_requests": 1}}
+    })
+    .to_string()
+}
+
+/// Found by review: the agent had no WebSearch. The model's call is searched as Claude Code
+/// searches: the main model is asked, with Claude Code's system prompt and message, to use
+/// the `web_search` server tool (the call's domain list passed on, at most 8 searches), and
+/// its answer's blocks become the tool result the main model gets, exactly.
+#[test]
+fn agent_searches_with_the_web_search_server_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let call = turn(
+        None,
+        &[(
+            "toolu_s",
+            "WebSearch",
+            json!({"query": "rust release", "allowed_domains": ["rust-lang.org", "releases.rs"]}),
+        )],
+    );
+    let (api, seen) = serve(move |_, request| {
+        if request.body["system"] == "You are an assistant for performing a web search tool use" {
+            Reply::Status(200, search_answer())
+        } else if request.messages().len() == 1 {
+            full(call.clone())
+        } else {
+            full(turn(
+                Some("Rust 1.90 ([blog](https://blog.rust-lang.org/1.90))"),
+                &[],
+            ))
+        }
+    });
+    let allow = allow_web_search();
+    let out = agent_command(&api, dir.path(), &["--json", "--settings", &allow], "go")
+        .env_remove("CLAUDE_CODE_MAX_WEB_SEARCHES_PER_SESSION")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    let systems: Vec<&Value> = seen.iter().map(|r| &r.body["system"]).collect();
+    assert_eq!(seen.len(), 3, "{}", stderr(&out));
+    assert_eq!(
+        systems[1], "You are an assistant for performing a web search tool use",
+        "{systems:?}"
+    );
+    // The main loop offers WebSearch (deferred or not, by name).
+    let main = &seen[0];
+    assert!(
+        main.tool_names().iter().any(|n| n == "WebSearch")
+            || main.body.to_string().contains("WebSearch"),
+        "{}",
+        main.body
+    );
+    let search = &seen[1];
+    let model = main.body["model"].clone();
+    assert_eq!(
+        search.body["model"], model,
+        "the main loop's model searches"
+    );
+    assert!(
+        search.body.get("stream").is_none_or(|s| s == false),
+        "{}",
+        search.body
+    );
+    assert_eq!(
+        search.body["messages"],
+        json!([{"role": "user", "content": "Perform a web search for the query: rust release"}])
+    );
+    assert_eq!(
+        search.body["tools"],
+        json!([{"type": "web_search_20250305", "name": "web_search", "max_uses": 8,
+            "allowed_domains": ["rust-lang.org", "releases.rs"]}])
+    );
+    assert_eq!(search.header("x-api-key"), Some("test-key"));
+    let last = &seen[2];
+    let result = &results(&last.messages()[2])[0].1;
+    assert_eq!(result["tool_use_id"], "toolu_s");
+    assert!(
+        result.get("is_error").is_none_or(|e| e == false),
+        "{result}"
+    );
+    let links = json!([
+        {"title": "Announcing Rust 1.90", "url": "https://blog.rust-lang.org/1.90"},
+        {"title": "Rust releases", "url": "https://releases.rs/"}
+    ]);
+    assert_eq!(
+        result["content"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{result}")),
+        format!(
+            "Web search results for query: \"rust release\"\n\n\
+             I'll search for the release.\n\n\
+             Links: {links}\n\n\
+             Web search error: max_uses_exceeded\n\n\
+             Rust 1.90 is the latest release.\n\n\
+             \nREMINDER: You MUST include the sources above in your response to the user \
+             using markdown hyperlinks."
+        )
+    );
+    // The search's tokens count in the run.
+    let summary = json_out(&out);
+    let cost = summary["cost_usd"].as_f64().unwrap();
+    let usage = &summary["usage"];
+    #[expect(clippy::cast_precision_loss, reason = "small counts")]
+    let own = (usage["input_tokens"].as_u64().unwrap() as f64 * 3.0
+        + usage["output_tokens"].as_u64().unwrap() as f64 * 15.0)
+        / 1e6;
+    assert!(cost > own + 1e-7, "{cost} vs {own}: {usage}");
 }

@@ -34,7 +34,8 @@ pub struct SessionArgs {
 }
 
 impl SessionArgs {
-    /// The options these flags describe; `isolated` ignores user and managed settings.
+    /// The options these flags describe; `isolated` (the demo's bundled server) ignores user
+    /// and managed settings and `CLAUDE_CODE_SIMPLE`, as the demo's own session does.
     pub fn options(&self, isolated: bool) -> SessionOptions {
         SessionOptions {
             cwd: self.cwd.clone().unwrap_or_else(|| PathBuf::from(".")),
@@ -47,6 +48,7 @@ impl SessionArgs {
             connect_mcp_in_background: false,
             offer_tool_search: true,
             fires_scheduled_jobs: false,
+            simple_mode_from_env: !isolated,
         }
     }
 }
@@ -186,6 +188,10 @@ pub struct SessionOptions {
     /// though CronCreate would tell it when it fires next. None of this binary's commands
     /// does (`agent` answers one prompt, `run` one response, `serve` a client's calls).
     pub fires_scheduled_jobs: bool,
+    /// Whether `CLAUDE_CODE_SIMPLE` in the environment narrows the built-in tools to Bash,
+    /// Read and Edit. Not for the demo, whose recorded turn calls the tools it was recorded
+    /// with, whatever the environment.
+    pub simple_mode_from_env: bool,
 }
 
 impl SessionOptions {
@@ -220,8 +226,9 @@ impl SessionOptions {
         roots
     }
 
-    /// Only the project's own settings, trusted: what the demo uses for the project it
-    /// created, so that nothing of the user's configuration changes what it shows.
+    /// Only the project's own settings, trusted, and the tools `CLAUDE_CODE_SIMPLE` would
+    /// leave out still offered: what the demo uses for the project it created, so that
+    /// nothing of the user's configuration changes what it shows.
     pub fn isolated(cwd: PathBuf) -> Self {
         Self {
             cwd,
@@ -234,6 +241,7 @@ impl SessionOptions {
             connect_mcp_in_background: false,
             offer_tool_search: true,
             fires_scheduled_jobs: false,
+            simple_mode_from_env: false,
         }
     }
 }
@@ -915,7 +923,8 @@ pub fn not_offered_because(name: &str, options: &SessionOptions) -> Option<&'sta
 }
 
 /// The built-in tools a session opened with `options` offers before its rules: those of
-/// this build its environment gates open (`CLAUDE_CODE_SIMPLE` included), ToolSearch only
+/// this build its environment gates open (`CLAUDE_CODE_SIMPLE` included where
+/// [`SessionOptions::simple_mode_from_env`]), ToolSearch only
 /// when `offer_tool_search`, none that [`not_offered_because`] leaves out, and none that
 /// `removed` names (a session's tool-wide deny rules: [`builtin_tools`]). The one place
 /// that decides it, for the session, `run`'s answers to calls that never started and
@@ -924,7 +933,12 @@ pub fn offered_builtin_tools(
     options: &SessionOptions,
     removed: impl Fn(&dyn Tool) -> bool,
 ) -> Vec<Arc<dyn Tool>> {
-    tool_registry::tools(tool_registry::ToolFilter::from_env(), |t| {
+    let filter = if options.simple_mode_from_env {
+        tool_registry::ToolFilter::from_env()
+    } else {
+        tool_registry::ToolFilter::default()
+    };
+    tool_registry::tools(filter, |t| {
         (!options.offer_tool_search && t.name() == "ToolSearch")
             || not_offered_because(t.name(), options).is_some()
             || removed(t)

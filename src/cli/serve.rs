@@ -41,8 +41,8 @@ pub struct ServeArgs {
     /// URL): a random one, or TOOLWRIGHT_SERVE_TOKEN when set.
     #[arg(long, requires = "http")]
     pub no_auth: bool,
-    /// Ignore user and managed settings (the demo's bundled server, which must show the
-    /// same thing on every machine). Not for general use: hidden.
+    /// Ignore user and managed settings and `CLAUDE_CODE_SIMPLE` (the demo's bundled server,
+    /// which must show the same thing on every machine). Not for general use: hidden.
     #[arg(long, hide = true)]
     pub isolated: bool,
     /// A Host name (NAME or NAME:PORT) that requests to --http may use besides localhost,

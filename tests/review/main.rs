@@ -54,4 +54,5 @@ mod review38_prompting;
 mod review38_subagents;
 mod review38_textblocks;
 mod review39_agent;
+mod review39_demo;
 mod review39_websearch;

@@ -16,7 +16,7 @@ if fixed != command:
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "updatedInput": {**event["tool_input"], "command": fixed},
-                "additionalContext": "The hook rewrote `python` to `python3`: this machine has no `python`.",
+                "additionalContext": "The hook rewrote `python` to `python3`, the name Python 3 has everywhere (`python` may be missing, or Python 2).",
             }
         },
         sys.stdout,

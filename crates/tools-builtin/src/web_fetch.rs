@@ -3,9 +3,9 @@
 //!
 //! - The URL must be `http`/`https`, at most [`MAX_URL_LENGTH`] characters, without user
 //!   name or password, with a dotted host name (or `localhost`). `http` is upgraded to
-//!   `https`, except for loopback hosts (`localhost`, `127.0.0.0/8`, `::1`). **Decision:**
-//!   Claude Code upgrades those too, which makes a local development or documentation server
-//!   unreachable; we keep them on `http`. Such a fetch still needs its permission like any
+//!   `https`, except for loopback hosts (`localhost`, `127.0.0.0/8`, also IPv4-mapped,
+//!   `::1`). **Decision:** Claude Code upgrades those too, which makes a local development or
+//!   documentation server unreachable; we keep them on `http`. Such a fetch still needs its permission like any
 //!   other (`WebFetch(domain:localhost)`), and a Bash `curl` could reach them anyway.
 //! - Redirects are followed (up to [`MAX_REDIRECTS`]) only within the same host (adding or
 //!   removing `www.`), scheme and port; a change of host (`www.`) only when the session's
@@ -260,13 +260,16 @@ fn cache() -> std::sync::MutexGuard<'static, PageCache> {
 }
 
 /// Whether `host` is a loopback host (`localhost`, `127.0.0.0/8`, `::1`), a fully
-/// qualified `localhost.` too (as the permission rules read it).
+/// qualified `localhost.` too, and `127.0.0.0/8` written as an IPv4-mapped IPv6 address
+/// (`[::ffff:127.0.0.1]`), as the permission rules read it.
 pub fn is_loopback_host(host: &str) -> bool {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     bare.strip_suffix('.')
         .unwrap_or(bare)
         .eq_ignore_ascii_case("localhost")
-        || bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+        || bare
+            .parse::<IpAddr>()
+            .is_ok_and(|ip| ip.to_canonical().is_loopback())
 }
 
 /// Parses and checks a URL as Claude Code's `validateURL` does, then upgrades `http` to
@@ -2409,6 +2412,24 @@ fn elapsed_ms(started: Instant) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by review 39: `http://[::ffff:127.0.0.1]:8000/`, which the permission rules
+    /// read as `127.0.0.1`, was refused as a host that "must be a public domain name",
+    /// while `127.0.0.1` and `[::1]` are fetched (over http, as loopback).
+    #[test]
+    fn an_ipv4_mapped_loopback_address_is_loopback() {
+        for raw in [
+            "http://[::ffff:127.0.0.1]:8000/",
+            "http://[::ffff:7f00:1]/",
+            "http://127.0.0.1:8000/",
+            "http://[::1]:8000/",
+        ] {
+            let url = prepare_url(raw).unwrap_or_else(|e| panic!("{raw}: {e}"));
+            assert_eq!(url.scheme(), "http", "{raw}");
+        }
+        // Another mapped address is no loopback: no dotted name, refused as before.
+        assert!(prepare_url("http://[::ffff:10.0.0.1]/").is_err());
+    }
 
     /// Markup the nesting cap does not foresee (a `</form>` closes only the form, so the
     /// `<div>`s pile up) still cannot hold the parser for long: it is given up at its

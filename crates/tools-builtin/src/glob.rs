@@ -28,6 +28,93 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
 /// Directories of version-control systems, never listed.
 pub(crate) const VCS_DIRS: &[&str] = &[".git", ".svn", ".hg", ".bzr", ".jj", ".sl"];
 
+/// Why a glob, matched against paths below the searched directory, matched no file, when
+/// its text says so: a Glob pattern or a Grep `glob` that found nothing says why with it (a
+/// Toolwright addition: ripgrep and Claude Code say nothing, and Grep's other note would send
+/// the model looking for ignore rules).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "camelCase")]
+pub enum UnmatchableGlob {
+    /// One of its directories is a version-control directory (`.git/*`, `**/.hg/**`), which
+    /// no walk enters.
+    VcsDir {
+        /// The glob.
+        glob: String,
+        /// The directory's name (`.git`).
+        dir: String,
+    },
+    /// It starts with the searched directory's own path from the working directory
+    /// (`src/sub/*.py` with `path` `src`), which that directory does not hold (no
+    /// `src/src`): ripgrep run from the working directory, as Claude Code runs it, matches a
+    /// glob against paths from there; here a glob is matched relative to `path`.
+    RepeatsPath {
+        /// The glob.
+        glob: String,
+        /// The searched directory, relative to the working directory (`src`).
+        path: String,
+        /// The glob relative to it (`sub/*.py`).
+        relative: String,
+    },
+}
+
+impl UnmatchableGlob {
+    /// Why, in the words of a note, the glob called `noun` ("glob", "pattern"); it starts
+    /// in lower case.
+    pub fn why(&self, noun: &str) -> String {
+        match self {
+            Self::VcsDir { glob, dir } => format!(
+                "the {noun} `{}` names a path in {}, a version-control directory, which is \
+                 never searched; to search it, give it as `path`.",
+                quoted(glob),
+                fsutil::escape_line_breaking(dir)
+            ),
+            Self::RepeatsPath {
+                glob,
+                path,
+                relative,
+            } => format!(
+                "a {noun} is matched against paths relative to `path` ({}), and the {noun} \
+                 `{}` repeats it; give it relative to `path`: `{}`.",
+                fsutil::escape_line_breaking(path),
+                quoted(glob),
+                quoted(relative)
+            ),
+        }
+    }
+}
+
+/// Why `glob` (a pattern that picks files, matched against paths below `root`) can match
+/// no file, when its text and what is below `root` say so ([`UnmatchableGlob`]); `None`
+/// otherwise. It looks at the disk only for a glob that starts with `root`'s path from
+/// `cwd`: whether `root` holds that path too (then the glob may match there).
+pub(crate) fn unmatchable(root: &Path, cwd: &Path, glob: &str) -> Option<UnmatchableGlob> {
+    let parts: Vec<&str> = glob.trim_start_matches('/').split('/').collect();
+    // Only a directory part: a file named `.git` (a worktree's) may be listed.
+    if let Some(dir) = parts[..parts.len() - 1]
+        .iter()
+        .find(|part| VCS_DIRS.contains(part))
+    {
+        return Some(UnmatchableGlob::VcsDir {
+            glob: glob.to_owned(),
+            dir: (*dir).to_owned(),
+        });
+    }
+    if glob.starts_with('/') {
+        return None;
+    }
+    let path = root.strip_prefix(cwd).ok()?.to_str()?;
+    let relative = glob.strip_prefix(path)?.strip_prefix('/')?;
+    if path.is_empty() || relative.is_empty() || std::fs::symlink_metadata(root.join(path)).is_ok()
+    {
+        return None;
+    }
+    Some(UnmatchableGlob::RepeatsPath {
+        glob: glob.to_owned(),
+        path: path.to_owned(),
+        relative: relative.to_owned(),
+    })
+}
+
 /// The note appended when more than [`MAX_RESULTS`] files matched.
 pub const TRUNCATED_NOTE: &str =
     "(Results are truncated. Consider using a more specific path or pattern.)";
@@ -89,6 +176,11 @@ pub struct GlobOutput {
     /// How many such directories there were in all.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unreadable_count: usize,
+    /// Set when no file matched and the pattern's text says why ([`UnmatchableGlob`]: it
+    /// names a `.git` directory, or repeats `path`); the result says it (a Toolwright
+    /// addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmatchable: Option<UnmatchableGlob>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -705,6 +797,20 @@ impl TypedTool for Glob {
         } else {
             output.filenames.join("\n")
         };
+        if let Some(why) = output
+            .unmatchable
+            .as_ref()
+            .filter(|_| output.filenames.is_empty())
+        {
+            let why = why.why("pattern");
+            let mut chars = why.chars();
+            let first = chars.next().map(|c| c.to_uppercase().to_string());
+            text.push_str(&format!(
+                "\n({}{})",
+                first.unwrap_or_default(),
+                chars.as_str()
+            ));
+        }
         if output.truncated && !output.filenames.is_empty() {
             text.push('\n');
             text.push_str(TRUNCATED_NOTE);
@@ -912,6 +1018,19 @@ fn walk(plan: &Walk, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), Too
         fixed: fixed_dirs(pattern),
     };
     walker.build_parallel().visit(&mut builder);
+    // Nothing matched: why, when the pattern says (on this thread, as it may look at the
+    // disk). A walk stopped by its time limit may have missed what matched.
+    let matched = found
+        .newest
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .matched;
+    if matched == 0 && !found.past_deadline() && !ctx.is_cancelled() {
+        *found
+            .unmatchable
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = unmatchable(root, ctx.cwd(), &plan.pattern);
+    }
     Ok(())
 }
 
@@ -959,6 +1078,12 @@ fn finish(found: &Found, ctx: &ToolUseContext, started: Instant) -> GlobOutput {
         .iter()
         .map(|Ranked(_, p)| fsutil::listed_path(p, ctx.cwd()))
         .collect();
+    let unmatchable = found
+        .unmatchable
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+        .filter(|_| filenames.is_empty() && timed_out_after_ms.is_none());
     GlobOutput {
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         num_files: filenames.len(),
@@ -967,6 +1092,7 @@ fn finish(found: &Found, ctx: &ToolUseContext, started: Instant) -> GlobOutput {
         timed_out_after_ms,
         unreadable_count: unreadable.count(),
         unreadable: unreadable.into_listed(),
+        unmatchable,
     }
 }
 
@@ -1024,6 +1150,8 @@ struct Found {
     timed_out: AtomicBool,
     /// Directories the walk could not list, with why.
     unreadable: Mutex<NotSearched>,
+    /// Why nothing matched, when the pattern says ([`unmatchable`]).
+    unmatchable: Mutex<Option<UnmatchableGlob>>,
 }
 
 impl Found {
@@ -1036,6 +1164,7 @@ impl Found {
             limit,
             timed_out: AtomicBool::new(false),
             unreadable: Mutex::default(),
+            unmatchable: Mutex::default(),
         }
     }
 
@@ -1442,6 +1571,7 @@ mod tests {
             timed_out_after_ms: Some(millis(DEFAULT_TIMEOUT)),
             unreadable: Vec::new(),
             unreadable_count: 0,
+            unmatchable: None,
         };
         let ToolResultContent::Text(text) = Glob.to_content(&out) else {
             panic!("text expected");

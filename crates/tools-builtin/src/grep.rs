@@ -33,8 +33,8 @@ use crate::deadline;
 use crate::fsutil;
 use crate::fsutil::reject_null_bytes;
 use crate::glob::{
-    GLOB_CHARS, RootError, VCS_DIRS, check_dir, dirs_in_existing_form, limit_text, millis,
-    without_dot_parts,
+    GLOB_CHARS, RootError, UnmatchableGlob, VCS_DIRS, check_dir, dirs_in_existing_form, limit_text,
+    millis, unmatchable, without_dot_parts,
 };
 
 /// Entries returned when `head_limit` is not given (0 means unlimited).
@@ -163,6 +163,13 @@ pub struct GrepOutput {
     /// searched).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anchored_glob: Option<String>,
+    /// Set when no file was searched and a `glob` that picks files says why, for another
+    /// reason than an [`anchored_glob`](Self::anchored_glob) ([`UnmatchableGlob`]: it names a
+    /// `.git` directory, never searched, or repeats `path`, which globs are matched relative
+    /// to), which the result says in place of the [`unsearched_glob`](Self::unsearched_glob)
+    /// note (a Toolwright addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmatchable_glob: Option<UnmatchableGlob>,
     /// Set when a `glob` that picks files (not only `!` ones) was given and no file was
     /// searched, for another reason than an [`anchored_glob`](Self::anchored_glob) (most
     /// often, the files it names are all in an ignored directory): the `glob` as given, which the result names with what to do (a
@@ -506,6 +513,9 @@ fn render(output: &GrepOutput) -> String {
              searched directory, and `{glob}` starts with /, which anchors it there. Give the \
              directory as `path` and a glob relative to it.]"
         ));
+    }
+    if let Some(why) = &output.unmatchable_glob {
+        text.push_str(&format!("\n\n[No file was searched: {}]", why.why("glob")));
     }
     if let Some(file_type) = &output.unsearched_type {
         let what = type_with_globs(file_type);
@@ -1289,6 +1299,9 @@ struct Found {
     /// A `glob` starting with `/` whose directory is not below the root, when the walk
     /// searched no file ([`GrepOutput::anchored_glob`]).
     anchored_glob: Mutex<Option<String>>,
+    /// Why a `glob` let no file through, when the walk searched no file and its text says
+    /// ([`GrepOutput::unmatchable_glob`]).
+    unmatchable_glob: Mutex<Option<UnmatchableGlob>>,
     /// Set when the walk searched no file though a `glob` that picks files was given, and no
     /// [`anchored_glob`](Self::anchored_glob) explains it ([`GrepOutput::unsearched_glob`]).
     glob_let_nothing_through: AtomicBool,
@@ -1315,6 +1328,7 @@ impl Found {
             searched_any: AtomicBool::new(false),
             denied_any: AtomicBool::new(false),
             anchored_glob: Mutex::default(),
+            unmatchable_glob: Mutex::default(),
             glob_let_nothing_through: AtomicBool::new(false),
             type_let_nothing_through: AtomicBool::new(false),
             // A limit past what an `Instant` holds is the default one.
@@ -1506,13 +1520,24 @@ fn walk(plan: &Plan, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), Too
             // file); that no file matched the glob or type is not, when a deny rule kept
             // files out (they may have matched).
             let anchored = anchored_elsewhere(&plan.root, &globs);
+            // A glob whose text says why it let nothing through (it names `.git`, or
+            // repeats `path`) is said the same way, and in place of what may be why.
+            let unmatchable = if anchored.is_none() {
+                plan.globs
+                    .iter()
+                    .filter(|g| !g.starts_with('!'))
+                    .find_map(|g| unmatchable(&plan.root, &cwd, g))
+            } else {
+                None
+            };
+            let explained = anchored.is_some() || unmatchable.is_some();
             let denied = found.denied_any.load(Ordering::Relaxed);
-            if anchored.is_none() && !denied && globs.iter().any(|g| !g.starts_with('!')) {
+            if !explained && !denied && globs.iter().any(|g| !g.starts_with('!')) {
                 found
                     .glob_let_nothing_through
                     .store(true, Ordering::Relaxed);
             }
-            if anchored.is_none() && !denied && plan.file_type.is_some() {
+            if !explained && !denied && plan.file_type.is_some() {
                 found
                     .type_let_nothing_through
                     .store(true, Ordering::Relaxed);
@@ -1521,6 +1546,10 @@ fn walk(plan: &Plan, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), Too
                 .anchored_glob
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) = anchored;
+            *found
+                .unmatchable_glob
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = unmatchable;
         }
     }
     Ok(())
@@ -1560,6 +1589,11 @@ fn finish(plan: &Plan, found: &Found) -> Result<GrepOutput, ToolError> {
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .take();
+    let unmatchable_glob = found
+        .unmatchable_glob
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
     let timed_out = found
         .timed_out
         .load(Ordering::Relaxed)
@@ -1596,6 +1630,7 @@ fn finish(plan: &Plan, found: &Found) -> Result<GrepOutput, ToolError> {
         unreadable: Vec::new(),
         unreadable_count: 0,
         anchored_glob,
+        unmatchable_glob,
         unsearched_glob,
         unsearched_type,
         timed_out_after_ms: timed_out,

@@ -1451,6 +1451,54 @@ mod tests {
         assert_eq!(out.timed_out_after_ms, None);
     }
 
+    /// With the switches off, a hidden or ignored directory is not entered for a pattern
+    /// that names only paths inside it (`**/*.txt`, `build/**`), and is entered for one that
+    /// matches the directory itself (`**/*`, `**`, `*`), as `rg --files -g '**/*'` enters
+    /// it: what docs/agent.md says of `CLAUDE_CODE_GLOB_HIDDEN` and
+    /// `CLAUDE_CODE_GLOB_NO_IGNORE`. Found by review: the docs said such a directory was
+    /// not searched, even one the pattern names.
+    #[test]
+    fn a_pattern_that_matches_a_directory_enters_it_whatever_the_switches() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        // A repository: its `.gitignore` is read.
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join(".hidden")).unwrap();
+        std::fs::write(root.join(".hidden/c.txt"), "").unwrap();
+        std::fs::create_dir_all(root.join("build")).unwrap();
+        std::fs::write(root.join(".gitignore"), "build/\n").unwrap();
+        std::fs::write(root.join("build/b.txt"), "").unwrap();
+        std::fs::write(root.join("a.txt"), "").unwrap();
+        let ctx = ToolUseContext::new(root);
+        let list = |pattern: &str| {
+            let mut names = glob_blocking(
+                root,
+                pattern,
+                pattern,
+                &ctx,
+                DEFAULT_TIMEOUT,
+                Switches {
+                    honour_ignore: true,
+                    hidden: false,
+                },
+            )
+            .unwrap()
+            .filenames;
+            names.sort();
+            names
+        };
+        for pattern in ["**/*", "**", "*"] {
+            assert_eq!(
+                list(pattern),
+                [".gitignore", ".hidden/c.txt", "a.txt", "build/b.txt"],
+                "{pattern}"
+            );
+        }
+        assert_eq!(list("**/*.txt"), ["a.txt"]);
+        assert!(list("build/**").is_empty());
+        assert!(list(".hidden/*").is_empty());
+    }
+
     /// `src/a.rs`, `src/lib/b.rs` and `top.rs`, beside `deep/`: 40 directories holding an
     /// `f00.txt` each, and 2,000 empty directories in `deep/x/y/`. The walk hands a visitor
     /// only the files a pattern matches, and every directory: one that enters `deep/x/y/`

@@ -26,8 +26,9 @@
 //!   rebase -i` go ahead with the message or plan git wrote instead of waiting for an
 //!   editor until the timeout.
 //! - A shell killed by a signal reports 128 + its number as its exit code (137 for SIGKILL,
-//!   139 for a segmentation fault), as bash does for its commands; a command ended at its
-//!   timeout says `Command timed out after N ms`.
+//!   139 for a segmentation fault), as bash does for its commands; so does one the tool
+//!   ends (143 for the SIGTERM at a timeout, 137 for the SIGKILL after the grace), and a
+//!   command ended at its timeout says `Command timed out after N ms`.
 //! - Output is captured with bounded memory: up to [`MEMORY_CAP`] bytes per stream stay in
 //!   memory; past that the stream spills to a file (kept up to [`SPILL_FILE_CAP`]: the
 //!   result then says the file holds the first 64 MiB) and only the head and tail stay in
@@ -783,6 +784,9 @@ struct Run {
     cwd_untracked: Option<String>,
     /// The command exited leaving processes in its group (`server &`), which were stopped.
     stopped_leftovers: bool,
+    /// The exit code of a shell the tool ended (at its timeout, or past the output cap), as
+    /// the shell would give it: 128 + the signal that ended it.
+    killed_code: Option<i32>,
 }
 
 #[derive(Debug)]
@@ -1232,10 +1236,18 @@ async fn run_command(
             final_cwd: None,
             cwd_untracked: None,
             stopped_leftovers: false,
+            killed_code: None,
         });
     }
+    let mut killed_code = None;
     if !matches!(end, End::Exited(_)) {
         terminate(&mut child, group, &mark, started).await;
+        // Reaped by now: the status it ended with (SIGTERM's, or SIGKILL's after the grace).
+        killed_code = child
+            .try_wait()
+            .ok()
+            .flatten()
+            .and_then(crate::procs::shell_exit_code);
     }
     // The group is gone (ended above); nothing for the guard to do.
     guard.group = None;
@@ -1279,6 +1291,7 @@ async fn run_command(
         final_cwd,
         cwd_untracked,
         stopped_leftovers,
+        killed_code,
     })
 }
 
@@ -1695,7 +1708,12 @@ fn finish(
         final_cwd,
         cwd_untracked,
         stopped_leftovers,
+        killed_code,
     } = run;
+    // A command the tool ended has the code its shell ended with, a number as for any
+    // other (hook scripts read `^Exit code (\d+)`); 143, SIGTERM's (the signal sent first),
+    // when the shell left otherwise (a trap that exits 0).
+    let killed_code = Some(killed_code.filter(|&c| c != 0).unwrap_or(128 + 15));
     let spilled = if stdout.spill.is_some() {
         &stdout
     } else {
@@ -1765,7 +1783,7 @@ fn finish(
             } else {
                 format!("{}\n{note}", stderr_text.trim_end())
             };
-            (None, true)
+            (killed_code, true)
         }
         End::Cancelled => return Err(ToolError::Cancelled(None)),
         End::MovedToBackground {
@@ -1800,7 +1818,7 @@ fn finish(
             } else {
                 format!("{stderr_text}\n{note}")
             };
-            (None, true)
+            (killed_code, true)
         }
     };
     let interpretation = match code {

@@ -39,3 +39,4 @@ mod review35_grep;
 mod review38_prompting;
 mod review39_search;
 mod review39_web_search;
+mod review39_bash;

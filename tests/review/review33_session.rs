@@ -9,8 +9,9 @@
 
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
+use crate::binary::output_with_input;
 use serde_json::{Value, json};
 
 fn text(bytes: &[u8]) -> String {
@@ -39,19 +40,6 @@ fn in_tmpfs(dir: &Path, options: &str, program: &Path, args: &[&str]) -> Command
         .arg(program)
         .args(args);
     command
-}
-
-/// Runs `command` with `stdin` on its standard input.
-fn output_with_stdin(mut command: Command, stdin: &str) -> Output {
-    use std::io::Write as _;
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
-    child.wait_with_output().unwrap()
 }
 
 fn entries(dir: &Path) -> Vec<String> {
@@ -120,7 +108,7 @@ impl TrustDirs {
             .current_dir(&self.project)
             .env("CLAUDE_CONFIG_DIR", &self.config)
             .env("HOME", &self.config);
-        output_with_stdin(command, "")
+        output_with_input(command, b"")
     }
 }
 
@@ -304,7 +292,7 @@ fn a_failed_transcript_append_leaves_no_torn_line() {
         ],
     );
     child.env(CHILD, &fs);
-    let out = output_with_stdin(child, "");
+    let out = output_with_input(child, b"");
     assert!(
         out.status.success(),
         "{}\n{}",
@@ -349,7 +337,7 @@ fn run_in_tmpfs(root: &Path, tmp: &Path, options: &str, args: &[&str], turn: &st
         .current_dir(root)
         .env("TMPDIR", tmp)
         .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"));
-    output_with_stdin(command, turn)
+    output_with_input(command, turn.as_bytes())
 }
 
 /// Found by review: with TMPDIR full, `run` (and `serve`, `demo`, `agent`: every command
@@ -435,7 +423,7 @@ fn a_failed_save_leaves_no_session_directory() {
         .current_dir(&root)
         .env("TMPDIR", &tmp)
         .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"));
-    let out = output_with_stdin(command, &turn);
+    let out = output_with_input(command, turn.as_bytes());
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),

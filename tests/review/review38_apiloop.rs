@@ -3,12 +3,12 @@
 //! joins it, a retry said on stderr only when it is made, `CLAUDE_CODE_MAX_OUTPUT_TOKENS`,
 //! and a 200 whose stream ends or stays silent before its first event.
 
-use std::io::Write as _;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use crate::binary::output_with_input;
 use crate::model_api::*;
 
 /// `toolwright agent` with `args` (the prompt, if any, among them) against `url`, in `dir`.
@@ -25,25 +25,6 @@ fn agent_with(url: &str, dir: &std::path::Path, args: &[&str]) -> Command {
     }
     command = own;
     command
-}
-
-/// Runs `command` with `input` written to its standard input, which is then closed.
-fn with_stdin(mut command: Command, input: &[u8]) -> Output {
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    // The binary may refuse before it has read everything: a closed pipe is no failure.
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
 }
 
 /// Waits for `child` at most a minute (killing it past that, which fails the test): the
@@ -81,7 +62,7 @@ fn piped_stdin_is_joined_to_the_prompt() {
             args.insert(0, "-p");
         }
         let diff = "diff --git a/x b/x\n+a bug here\n";
-        let out = with_stdin(agent_with(&url, dir.path(), &args), diff.as_bytes());
+        let out = output_with_input(agent_with(&url, dir.path(), &args), diff.as_bytes());
         assert!(out.status.success(), "{}", stderr(&out));
         let seen = seen.lock().unwrap();
         assert_eq!(seen.len(), 1);
@@ -97,7 +78,7 @@ fn stdin_alone_is_the_prompt_without_an_argument_or_with_a_dash() {
     for args in [&["-p"][..], &["-p", "-"], &["--json", "-"]] {
         let dir = tempfile::tempdir().unwrap();
         let (url, seen) = ok_server();
-        let out = with_stdin(agent_with(&url, dir.path(), args), b"what is 2+2\n");
+        let out = output_with_input(agent_with(&url, dir.path(), args), b"what is 2+2\n");
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));
         let seen = seen.lock().unwrap();
         assert_eq!(seen.len(), 1, "{args:?}");
@@ -112,7 +93,7 @@ fn a_megabyte_prompt_comes_through_stdin() {
     let dir = tempfile::tempdir().unwrap();
     let (url, seen) = ok_server();
     let big = "a".repeat(1024 * 1024);
-    let out = with_stdin(agent_with(&url, dir.path(), &["-p"]), big.as_bytes());
+    let out = output_with_input(agent_with(&url, dir.path(), &["-p"]), big.as_bytes());
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(seen.lock().unwrap()[0].prompt(), big);
 }
@@ -173,7 +154,7 @@ fn an_empty_stdin_is_no_prompt() {
     assert_eq!(seen.lock().unwrap()[0].prompt(), "only this");
     for input in [&b""[..], b" \n\n"] {
         let (url, seen) = ok_server();
-        let out = with_stdin(agent_with(&url, dir.path(), &["-p"]), input);
+        let out = output_with_input(agent_with(&url, dir.path(), &["-p"]), input);
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
         assert!(stderr(&out).contains("no prompt"), "{}", stderr(&out));
         assert!(seen.lock().unwrap().is_empty());
@@ -187,14 +168,14 @@ fn stdin_past_the_cap_or_not_utf8_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let (url, seen) = ok_server();
     let big = vec![b'a'; 10 * 1024 * 1024 + 1];
-    let out = with_stdin(agent_with(&url, dir.path(), &["-p", "summarise"]), &big);
+    let out = output_with_input(agent_with(&url, dir.path(), &["-p", "summarise"]), &big);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("more than 10 MiB"),
         "{}",
         stderr(&out)
     );
-    let out = with_stdin(
+    let out = output_with_input(
         agent_with(&url, dir.path(), &["-p", "summarise"]),
         b"caf\xe9 au lait",
     );

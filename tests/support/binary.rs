@@ -15,20 +15,30 @@ pub fn toolwright_command(args: &[&str], cwd: &Path) -> Command {
 /// Runs `command` with `stdin` on its standard input (none: `/dev/null`) and returns what
 /// it printed and how it ended.
 pub fn output_with_stdin(mut command: Command, stdin: Option<&str>) -> Output {
+    match stdin {
+        Some(input) => output_with_input(command, input.as_bytes()),
+        None => command.stdin(Stdio::null()).output().unwrap(),
+    }
+}
+
+/// Runs `command` with `input` written to its standard input, which is then closed, and
+/// returns what it printed and how it ended. The input is written from a thread of its
+/// own, so that a child that prints much before it reads cannot hold both ends.
+pub fn output_with_input(mut command: Command, input: &[u8]) -> Output {
     let mut child = command
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    if let Some(input) = stdin {
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // The binary may refuse before it reads: a closed pipe is no failure here.
+    let writer = std::thread::spawn(move || {
         use std::io::Write;
-        // The binary may refuse before it reads: a closed pipe is no failure here.
-        let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    }
-    child.wait_with_output().unwrap()
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
 }

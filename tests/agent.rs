@@ -1720,23 +1720,6 @@ fn a_closed_standard_error_is_not_a_panic() {
     assert_eq!(seen.lock().unwrap().len(), 2);
 }
 
-/// A SessionEnd hook (in the user settings `agent_command` points at) that copies the
-/// session's transcript to `dest`.
-fn copy_transcript_at_session_end(dir: &Path, dest: &Path) {
-    let config = dir.join(".no-user-config");
-    std::fs::create_dir_all(&config).unwrap();
-    let command = format!(
-        r#"sed -n 's/.*"transcript_path":"\([^"]*\)".*/\1/p' | xargs -I{{}} cp {{}} '{}'"#,
-        dest.display()
-    );
-    std::fs::write(
-        config.join("settings.json"),
-        json!({"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": command}]}]}})
-            .to_string(),
-    )
-    .unwrap();
-}
-
 /// The Messages API messages of a transcript file, one per message (an assistant message's
 /// blocks, written a line each, joined).
 fn transcript_messages(path: &Path) -> Vec<Value> {

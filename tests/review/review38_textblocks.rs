@@ -4,7 +4,6 @@
 //! sent back to the API, in `final_text`, in a sub-agent's result, and in what `run` shows.
 
 use std::io::Write as _;
-use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
@@ -41,23 +40,6 @@ fn texts(content: &Value) -> Vec<&str> {
         .filter(|b| b["type"] == "text")
         .map(|b| b["text"].as_str().unwrap())
         .collect()
-}
-
-/// A SessionEnd hook (in the user settings `agent_command` points at) that copies the
-/// session's transcript to `dest`.
-fn copy_transcript_at_session_end(dir: &Path, dest: &Path) {
-    let config = dir.join(".no-user-config");
-    std::fs::create_dir_all(&config).unwrap();
-    let command = format!(
-        r#"sed -n 's/.*"transcript_path":"\([^"]*\)".*/\1/p' | xargs -I{{}} cp {{}} '{}'"#,
-        dest.display()
-    );
-    std::fs::write(
-        config.join("settings.json"),
-        json!({"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": command}]}]}})
-            .to_string(),
-    )
-    .unwrap();
 }
 
 /// Found by review: two text blocks before a call went back to the API as one block

@@ -389,3 +389,20 @@ pub fn trust(dir: &Path) {
     )
     .unwrap();
 }
+
+/// A SessionEnd hook (in the user settings `agent_command` points at) that copies the
+/// session's transcript to `dest`.
+pub fn copy_transcript_at_session_end(dir: &Path, dest: &Path) {
+    let config = dir.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let command = format!(
+        r#"sed -n 's/.*"transcript_path":"\([^"]*\)".*/\1/p' | xargs -I{{}} cp {{}} '{}'"#,
+        dest.display()
+    );
+    std::fs::write(
+        config.join("settings.json"),
+        json!({"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": command}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+}

@@ -56,3 +56,4 @@ mod review38_textblocks;
 mod review39_agent;
 mod review39_demo;
 mod review39_websearch;
+mod review39_bash;

@@ -1904,6 +1904,40 @@ impl PermissionEngine {
         .immune()
     }
 
+    /// Why a word of `analysis`'s commands with a glob may make a Bash deny or ask rule
+    /// match what runs, though the words as written do not
+    /// ([`crate::bash::commands::glob_may_meet_rule`]); `None` when none may.
+    fn glob_may_meet_rules(
+        &self,
+        set: &RuleSet,
+        tool: &dyn Tool,
+        names: &[String],
+        command: &str,
+        analysis: &Analysis,
+    ) -> Option<String> {
+        let nullglob = command.contains("nullglob");
+        let rules: Vec<&CompiledRule> = [RuleBehavior::Deny, RuleBehavior::Ask]
+            .into_iter()
+            .flat_map(|b| self.content_rules(set, b, tool, names, Some("Bash")))
+            .filter(|r| r.shell.is_some())
+            .collect();
+        if rules.is_empty() {
+            return None;
+        }
+        analysis.commands.iter().find_map(|c| {
+            rules.iter().find_map(|r| {
+                let pattern = r.shell.as_ref()?;
+                let word = crate::bash::commands::glob_may_meet_rule(c, pattern, nullglob)?;
+                Some(format!(
+                    "the word `{}` of `{}` is a glob that bash may expand to what the rule `{}` names",
+                    word.raw,
+                    c.raw_text(),
+                    r.sourced.rule
+                ))
+            })
+        })
+    }
+
     fn content_rules<'a>(
         &self,
         set: &'a RuleSet,
@@ -5789,6 +5823,24 @@ impl PermissionEngine {
             );
             return attach(Finding::needs_approval(why), &details);
         }
+        // A glob among the words (`git pu[s]h`, `npm publis?`) that bash may expand to a
+        // word a Bash deny or ask rule names for that program: the rule was matched against
+        // the words as written, not against what runs (a file named `push`, which the line
+        // may make itself, makes it `git push`). Asked even in bypass mode, as a globbed
+        // command name is.
+        if let Some(why) = self.glob_may_meet_rules(set, tool, names, trimmed, analysis) {
+            let reason =
+                format!("{why}; a Bash deny or ask rule cannot be checked against what it runs");
+            return attach(
+                Finding::new(
+                    Kind::Ask,
+                    format!("This command cannot be proven safe and needs approval: {why}."),
+                )
+                .reason(DecisionReason::SafetyCheck { reason })
+                .immune(),
+                &details,
+            );
+        }
         if !analysis.is_parsed() {
             // What the parser could not read bash may run all the same (`{rm,-rf,~}` is
             // `rm -rf ~` to bash, a broken group to the parser): nothing, the bypass-proof
@@ -6139,12 +6191,22 @@ fn matches_rule_with_roots(
     if !applies {
         return false;
     }
-    // A command that cannot be parsed: the hook runs (Claude Code's `if` fails open).
+    // A command that cannot be parsed: the hook runs (Claude Code's `if` fails open). So
+    // does one with a glob that bash may expand to a word the rule names (`git pu[s]h` for
+    // `Bash(git push:*)`).
     if let Some(PermissionSubject::Command(command)) = tool.permission_subject(input)
-        && r.shell.is_some()
-        && !crate::bash::parse::analyze(&command).is_parsed()
+        && let Some(pattern) = r.shell.as_ref()
     {
-        return true;
+        let analysis = crate::bash::parse::analyze(&command);
+        let nullglob = command.contains("nullglob");
+        if !analysis.is_parsed()
+            || analysis
+                .commands
+                .iter()
+                .any(|c| crate::bash::commands::glob_may_meet_rule(c, pattern, nullglob).is_some())
+        {
+            return true;
+        }
     }
     match engine.check_subject(&set, tool, &names, input, ctx) {
         Some(f) => f.kind == Kind::Deny && f.rule.is_some(),

@@ -3487,6 +3487,150 @@ pub(crate) fn listed_directory(w: &Word) -> Option<Word> {
     })
 }
 
+/// A word of `cmd` with an unquoted glob (`git pu[s]h`, `npm publis?`, `git *`) that bash
+/// may expand to a word the Bash rule `pattern` names for the program `cmd` runs (as
+/// written or behind a wrapper, as deny readings follow them: [`candidates`]). The rule,
+/// matched against the words as written, cannot tell whether it matches what runs: a file
+/// named `push` makes `git pu[s]h` run `git push`, and the command can make that file
+/// itself. Where in the command the glob is does not count (one glob may expand to many
+/// words, an option may come before the subcommand); only whether it may spell one of the
+/// rule's words, or, with `nullglob` (a glob that matches nothing is removed, so the words
+/// after it move up), whether the rule names any word after its program. A rule that names
+/// its program alone (`git:*`) matches whatever the glob gives. `None` when no such word.
+pub fn glob_may_meet_rule<'c>(
+    cmd: &'c SimpleCommand,
+    pattern: &super::pattern::ShellPattern,
+    nullglob: bool,
+) -> Option<&'c Word> {
+    use super::pattern::RuleWord;
+    let (program, named) = pattern.named_words();
+    if named.is_empty() {
+        return None;
+    }
+    let mut todo: Vec<&[Word]> = vec![&cmd.words[..]];
+    let mut seen = 0;
+    while let Some(words) = todo.pop() {
+        let Some((first, args)) = words.split_first() else {
+            continue;
+        };
+        seen += 1;
+        if seen > MAX_DENY_READINGS {
+            // More readings than are followed: any glob may be one.
+            return cmd.words.iter().find(|w| w.glob);
+        }
+        if let Some((starts, _)) = wrapped_command_starts(words) {
+            todo.extend(starts.iter().filter_map(|&s| words.get(s..)));
+        }
+        if let SshCommand::At(at) = ssh_remote_command(words) {
+            todo.extend(words.get(at..));
+        }
+        let runs = match (&program, first.value.as_deref()) {
+            (Some(RuleWord::Whole(p)), Some(name)) => basename(p) == basename(name),
+            _ => true,
+        };
+        if !runs {
+            continue;
+        }
+        let found = args.iter().filter(|w| w.glob).find(|g| {
+            nullglob
+                || named.iter().any(|n| match n {
+                    RuleWord::Part => true,
+                    RuleWord::Whole(n) => glob_may_be(&g.raw, n),
+                })
+        });
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+/// Whether the word `raw`, holding an unquoted glob, may expand to the word `word` (bash's
+/// pattern matching: `*`, `?`, `[…]` classes; case ignored, as `nocaseglob` would). `true`
+/// when that is not worked out here: an expansion, a brace list, an extended glob's `(`.
+pub fn glob_may_be(raw: &str, word: &str) -> bool {
+    if raw.contains(['{', '(']) {
+        return true;
+    }
+    // (Too long to match character by character here: any word.)
+    let Some(marks) = unquoted_glob_marks(raw).filter(|m| m.len() <= 1_024) else {
+        return true;
+    };
+    let lower = |c: char| c.to_lowercase().next().unwrap_or(c);
+    let marks: Vec<(char, bool)> = marks.into_iter().map(|(c, g)| (lower(c), g)).collect();
+    let word: Vec<char> = word.chars().map(lower).collect();
+    let mut memo = std::collections::HashMap::new();
+    glob_chars_match(&marks, &word, &mut memo)
+}
+
+/// [`glob_may_be`] on the pattern's characters (each with whether it is a glob character)
+/// and the word's; `memo` holds what was found for the tails tried (by their lengths), so
+/// that many stars take no exponential time.
+fn glob_chars_match(
+    pattern: &[(char, bool)],
+    word: &[char],
+    memo: &mut std::collections::HashMap<(usize, usize), bool>,
+) -> bool {
+    let key = (pattern.len(), word.len());
+    if let Some(&known) = memo.get(&key) {
+        return known;
+    }
+    let found = glob_tail_match(pattern, word, memo);
+    memo.insert(key, found);
+    found
+}
+
+/// One step of [`glob_chars_match`].
+fn glob_tail_match(
+    pattern: &[(char, bool)],
+    word: &[char],
+    memo: &mut std::collections::HashMap<(usize, usize), bool>,
+) -> bool {
+    let Some((&(c, glob), rest)) = pattern.split_first() else {
+        return word.is_empty();
+    };
+    match (c, glob) {
+        ('*', true) => (0..=word.len()).any(|i| glob_chars_match(rest, &word[i..], memo)),
+        ('?', true) => !word.is_empty() && glob_chars_match(rest, &word[1..], memo),
+        ('[', true) => {
+            // The class runs to the first `]` after its first character (a `]` right
+            // after `[`, `[!` or `[^` is a member); without one the `[` is literal.
+            let negated = matches!(rest.first(), Some(('!' | '^', _)));
+            let from = usize::from(negated);
+            let close = rest
+                .iter()
+                .enumerate()
+                .skip(from + 1)
+                .find(|(_, (d, _))| *d == ']')
+                .map(|(i, _)| i);
+            let Some(close) = close else {
+                return word.first() == Some(&'[') && glob_chars_match(rest, &word[1..], memo);
+            };
+            let Some(&w) = word.first() else {
+                return false;
+            };
+            let members = &rest[from..close];
+            // A named class (`[[:alpha:]]`) may hold it.
+            let named = members.iter().any(|(d, _)| *d == ':');
+            let mut hit = named;
+            let mut i = 0;
+            while i < members.len() {
+                let a = members[i].0;
+                if members.get(i + 1).is_some_and(|(d, _)| *d == '-') && i + 2 < members.len() {
+                    let b = members[i + 2].0;
+                    hit |= a <= w && w <= b;
+                    i += 3;
+                } else {
+                    hit |= a == w;
+                    i += 1;
+                }
+            }
+            (hit != negated || named) && glob_chars_match(&rest[close + 1..], &word[1..], memo)
+        }
+        _ => word.first() == Some(&c) && glob_chars_match(rest, &word[1..], memo),
+    }
+}
+
 /// The characters a static word is made of once its quotes and backslashes are removed,
 /// each with whether it is an unquoted glob character (`*`, `?`, `[`); `None` for a word
 /// holding an expansion or an ANSI-C string, which this does not follow.

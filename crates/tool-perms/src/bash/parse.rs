@@ -622,9 +622,13 @@ fn names_cd_search(command: &str) -> bool {
 /// `command` without the whitespace around it, except a whitespace character a backslash
 /// escapes at its end: `echo \ ` (an argument that is one space) must not become `echo \`
 /// (a backslash at the end of the input, which the parser takes for a syntax error).
+///
+/// A carriage return, vertical tab or form feed is kept: bash takes it for a word character
+/// (`<<EOF<CR>` ends at a line `EOF<CR>`, which trimming would take away).
 pub fn trim_command(command: &str) -> &str {
-    let start = command.trim_start();
-    let end = start.trim_end();
+    let blank = |c: char| c.is_whitespace() && !matches!(c, '\r' | '\x0b' | '\x0c');
+    let start = command.trim_start_matches(blank);
+    let end = start.trim_end_matches(blank);
     let backslashes = end.len() - end.trim_end_matches('\\').len();
     if backslashes % 2 == 1
         && let Some(escaped) = start[end.len()..].chars().next()
@@ -989,13 +993,33 @@ fn assigns_command_table(words: &[Word]) -> bool {
 /// 255; a non-ASCII character is an ordinary word character for bash, and `aa...` forms no
 /// keyword, so the parse is the same. (A literal `$é` now reads as an expansion, which is
 /// only more cautious.)
+///
+/// A carriage return, vertical tab or form feed is replaced by a `z` too. tree-sitter-bash
+/// takes each for a blank, and a backslash before a carriage return and a line feed for a
+/// line continuation (`\\\r?\n`); bash takes each for an ordinary word character, so that
+/// `echo hi \<CR><LF>rm x` is `echo hi $'\r'` and then `rm x`, and `echo a<CR>#; rm x`
+/// runs `rm x` (the `#` is inside a word, no comment). With a `z` the parser reads the words
+/// and lines bash does (`z` is in no reserved word, no digit before a redirection). A
+/// carriage return that ends a line (before its line feed, or the text's end) and no
+/// backslash escapes is left a blank: there it splits nothing bash joins, and the parser
+/// still reads the here-documents of lines ended by CR LF (`<<'EOF'<CR>`, whose delimiter a
+/// `z` would make a syntax error to it).
 fn parser_text(src: &str) -> std::borrow::Cow<'_, str> {
-    if src.is_ascii() {
+    let bash_word_byte = |c: char| matches!(c, '\r' | '\x0b' | '\x0c');
+    if src.is_ascii() && !src.contains(bash_word_byte) {
         return std::borrow::Cow::Borrowed(src);
     }
+    let bytes = src.as_bytes();
     let mut out = String::with_capacity(src.len());
-    for c in src.chars() {
-        if c.is_ascii() {
+    for (i, c) in src.char_indices() {
+        if c == '\r' && matches!(bytes.get(i + 1), None | Some(b'\n')) && {
+            let backslashes = bytes[..i].iter().rev().take_while(|&&b| b == b'\\').count();
+            backslashes % 2 == 0
+        } {
+            out.push(c);
+        } else if bash_word_byte(c) {
+            out.push('z');
+        } else if c.is_ascii() {
             out.push(c);
         } else {
             out.extend(std::iter::repeat_n('a', c.len_utf8()));
@@ -1097,11 +1121,17 @@ pub fn exit_status_command(command: &str) -> Option<Vec<Word>> {
     let words = node
         .named_children(&mut cursor)
         .filter_map(|child| match child.kind() {
+            "command_name"
+                if names_a_descriptor(child.named_child(0).unwrap_or(child), walker.src) =>
+            {
+                None
+            }
             "command_name" => Some(walker.word(child.named_child(0).unwrap_or(child))),
             "variable_assignment"
             | "file_redirect"
             | "herestring_redirect"
             | "heredoc_redirect" => None,
+            _ if names_a_descriptor(child, walker.src) => None,
             _ => Some(walker.word(child)),
         })
         .collect();
@@ -1805,8 +1835,11 @@ impl Walker<'_> {
                     raw: self.text(child),
                     safe_value: false,
                 }),
+                "command_name"
+                    if names_a_descriptor(child.named_child(0).unwrap_or(child), self.src) => {}
                 "command_name" => words.push(word(self, child.named_child(0).unwrap_or(child))),
                 "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {}
+                _ if names_a_descriptor(child, self.src) => {}
                 _ => words.push(word(self, child)),
             }
         }
@@ -2558,7 +2591,11 @@ impl Walker<'_> {
                     self.complex(LINE_BREAK_IN_WORD);
                 }
                 let mut c = node.walk();
-                if let Some(t) = node.children_by_field_name("destination", &mut c).next() {
+                if let Some(t) = node
+                    .children_by_field_name("destination", &mut c)
+                    .next()
+                    .filter(|_| !closes_descriptor(node))
+                {
                     self.scan_word(t);
                 }
                 self.record_redirect(node);
@@ -2659,7 +2696,10 @@ impl Walker<'_> {
                 op.push_str(child.kind());
             }
         }
-        let targets: Vec<Node<'_>> = {
+        // (`<&-` and `>&-` take none: what the parser reads as one is the command's word.)
+        let targets: Vec<Node<'_>> = if closes_descriptor(node) {
+            Vec::new()
+        } else {
             let mut c = node.walk();
             node.children_by_field_name("destination", &mut c).collect()
         };
@@ -2960,7 +3000,21 @@ impl Walker<'_> {
             ) && {
                 let t = self.text(*c);
                 let t = t.trim_start();
-                t.starts_with('<') || t.starts_with("0<") || t.starts_with("0>")
+                // Not another descriptor's, written before it as a word of its own
+                // (`{fd}<f`; `0<f` is standard input's).
+                let before = self.src[..c.start_byte()]
+                    .iter()
+                    .rev()
+                    .take_while(|b| !b" \t\n;&|()".contains(b))
+                    .copied()
+                    .collect::<Vec<u8>>();
+                let zero = !before.is_empty() && before.iter().all(|&b| b == b'0');
+                let other = before.first() == Some(&b'}')
+                    || (!zero && !before.is_empty() && before.iter().all(u8::is_ascii_digit));
+                (t.starts_with('<') && !other)
+                    || t.starts_with("0<")
+                    || t.starts_with("0>")
+                    || (t.starts_with('>') && zero)
             }
         })
     }
@@ -2988,6 +3042,19 @@ impl Walker<'_> {
         // (before a command, `a=(x*) cmd` puts the text in its environment).
         let mut array_assignments: Vec<Node<'_>> = Vec::new();
         for child in children {
+            // The descriptor of a redirection (`0<f`, `{fd}>&-`) is no word of the command.
+            let descriptor = match child.kind() {
+                "command_name" => child.named_child(0).unwrap_or(child),
+                _ => child,
+            };
+            if names_a_descriptor(descriptor, self.src) {
+                if child.kind() == "command_name" {
+                    // The words after the redirection are the command (`0<f git push`):
+                    // judged as `<f git push` is.
+                    self.complex("words after a redirection before the command name");
+                }
+                continue;
+            }
             match child.kind() {
                 "variable_assignment" => {
                     self.scan(child);
@@ -3863,6 +3930,32 @@ fn union(a: &[Option<String>], b: &[Option<String>]) -> Vec<Option<String>> {
     bounded(a.iter().chain(b).cloned())
 }
 
+/// Whether the word `node` is the descriptor of the redirection right after it, as bash
+/// reads it: digits (`0<f`, `0>&1`, `0<<<x`) or a `{name}` the shell assigns a new
+/// descriptor to (`{fd}<f`, `{fd}>&-`), written directly before an operator that starts with
+/// `<` or `>` (not `&>`, not a process substitution `<(…)`, which bash joins to the word).
+/// tree-sitter-bash takes `0` and `{name}` for a word of the command (`git 0</dev/null push`
+/// read as `git 0 push`); bash runs the command without them.
+fn names_a_descriptor(node: Node<'_>, src: &[u8]) -> bool {
+    if !matches!(node.kind(), "number" | "word" | "concatenation") {
+        return false;
+    }
+    let Some(text) = src.get(node.start_byte()..node.end_byte()) else {
+        return false;
+    };
+    let digits = !text.is_empty() && text.iter().all(u8::is_ascii_digit);
+    let name = text
+        .strip_prefix(b"{")
+        .and_then(|t| t.strip_suffix(b"}"))
+        .is_some_and(|n| {
+            n.first()
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+                && n.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        });
+    let end = node.end_byte();
+    (digits || name) && matches!(src.get(end), Some(b'<' | b'>')) && src.get(end + 1) != Some(&b'(')
+}
+
 /// The destinations of a file redirection after the first: tree-sitter reads the words
 /// after a redirection's target as more targets (`cat 2>/dev/null .env`), bash passes them
 /// to the command as arguments. Likewise the words after a here-document's delimiter (`cat
@@ -3870,9 +3963,11 @@ fn union(a: &[Option<String>], b: &[Option<String>]) -> Vec<Option<String>> {
 fn extra_destinations(node: Node<'_>) -> Vec<Node<'_>> {
     let mut c = node.walk();
     match node.kind() {
+        // `<&-` and `>&-` close a descriptor and take no target: the word after them is the
+        // command's (`git <&- push` runs `git push`).
         "file_redirect" => node
             .children_by_field_name("destination", &mut c)
-            .skip(1)
+            .skip(usize::from(!closes_descriptor(node)))
             .collect(),
         "heredoc_redirect" => {
             let mut out: Vec<Node<'_>> = Vec::new();
@@ -3888,6 +3983,14 @@ fn extra_destinations(node: Node<'_>) -> Vec<Node<'_>> {
         }
         _ => Vec::new(),
     }
+}
+
+/// Whether the file redirection `node` closes a descriptor (`<&-`, `>&-`, one token in
+/// tree-sitter-bash's grammar, which still reads the next word as its destination).
+fn closes_descriptor(node: Node<'_>) -> bool {
+    let mut c = node.walk();
+    node.children(&mut c)
+        .any(|t| !t.is_named() && matches!(t.kind(), "<&-" | ">&-"))
 }
 
 /// The items of the and-or list `node` in order, each with the operator before it
@@ -5257,7 +5360,9 @@ fn truncate(s: &str, n: usize) -> String {
 }
 
 /// Whether `text` holds a line break other than a backslash-newline continuation (which
-/// bash removes before it splits words).
+/// bash removes before it splits words). A carriage return is none: bash takes it for a
+/// word character (and the parser too, [`parser_text`]); after a backslash it is an escaped
+/// carriage return, so the line feed after it does end the line.
 fn has_line_break(text: &str) -> bool {
     let mut chars = text.chars();
     while let Some(c) = chars.next() {
@@ -5265,7 +5370,7 @@ fn has_line_break(text: &str) -> bool {
             '\\' => {
                 chars.next();
             }
-            '\n' | '\r' => return true,
+            '\n' => return true,
             _ => {}
         }
     }
@@ -5460,8 +5565,13 @@ fn parser_heredoc_delimiter(text: &[u8]) -> Vec<u8> {
     let mut i = usize::from(quote.is_some());
     while let Some(&c) = text.get(i) {
         let stop = match quote {
-            Some(q) => c == q || c == b'\r' || c == b'\n',
-            None => c.is_ascii_whitespace() || c == b'\x0b',
+            // (A carriage return, vertical tab or form feed is a `z` in the parser's text,
+            // but for a carriage return that ends the line: [`parser_text`].)
+            Some(q) => c == q || c == b'\n' || (c == b'\r' && text.get(i + 1) == Some(&b'\n')),
+            None => {
+                matches!(c, b' ' | b'\t' | b'\n')
+                    || (c == b'\r' && matches!(text.get(i + 1), None | Some(b'\n')))
+            }
         };
         if stop || c == 0 {
             break;
@@ -7031,6 +7141,7 @@ mod tests {
         assert_eq!(trim_command("echo \\ \n"), "echo \\ ");
         assert_eq!(trim_command("echo \\\\ \n"), "echo \\\\");
         assert_eq!(trim_command("echo \\\n"), "echo \\\n");
+        assert_eq!(trim_command("cat <<E\r\nE\r\n"), "cat <<E\r\nE\r");
         let a = analyze("echo \\ \n");
         assert!(a.is_simple(), "{:?}", a.complex);
         let a = analyze(trim_command("echo \\ \n"));
@@ -7146,7 +7257,10 @@ mod tests {
         assert!(!has_line_break("2>/dev/null \\\nsrc"));
         assert!(has_line_break("x\nrm"));
         assert!(has_line_break("x \\\\\nrm"));
+        // Bash takes `\<CR>` for an escaped carriage return: the line feed after it ends
+        // the line (only a backslash right before the line feed continues it).
         assert!(has_line_break("x \\\r\nrm"));
+        assert!(!has_line_break("x\r"));
     }
 
     #[test]

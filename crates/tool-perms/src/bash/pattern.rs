@@ -104,6 +104,64 @@ impl ShellPattern {
     }
 }
 
+/// A word a rule names, for [`ShellPattern::named_words`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleWord {
+    /// The whole word, as written in the rule.
+    Whole(String),
+    /// Part of a word a `*` of the rule completes (`push` of `git push*`): any word may be it.
+    Part,
+}
+
+impl ShellPattern {
+    /// The words the rule names literally, split at blanks: its program first (`None` when
+    /// a `*` may stand for it, as in `* push:*`), then the others. A glob in a command
+    /// (`git pu[s]h`) that may expand to one of these may make the rule match what runs.
+    pub fn named_words(&self) -> (Option<RuleWord>, Vec<RuleWord>) {
+        let blank = |c: char| c == ' ' || c == '\t';
+        let mut words: Vec<RuleWord> = Vec::new();
+        let mut program_open = false;
+        match self {
+            Self::Prefix(p) | Self::Exact(p) => {
+                words.extend(
+                    p.split(blank)
+                        .filter(|w| !w.is_empty())
+                        .map(|w| RuleWord::Whole(w.to_owned())),
+                );
+            }
+            Self::Wildcard { pieces, .. } => {
+                let last = pieces.len().saturating_sub(1);
+                for (i, piece) in pieces.iter().enumerate() {
+                    let tokens: Vec<&str> = piece.split(blank).collect();
+                    let n = tokens.len();
+                    for (j, token) in tokens.into_iter().enumerate() {
+                        if token.is_empty() {
+                            continue;
+                        }
+                        // A token touching a `*` is only part of a word.
+                        let part = (j == 0 && i > 0) || (j + 1 == n && i < last);
+                        words.push(if part {
+                            RuleWord::Part
+                        } else {
+                            RuleWord::Whole(token.to_owned())
+                        });
+                    }
+                    if i == 0 && !piece.starts_with(|c: char| !blank(c)) {
+                        program_open = true;
+                    }
+                }
+            }
+        }
+        if program_open || words.is_empty() {
+            return (None, words);
+        }
+        match words.remove(0) {
+            RuleWord::Part => (None, words),
+            whole => (Some(whole), words),
+        }
+    }
+}
+
 /// The text before the first space or tab.
 pub fn first_word(s: &str) -> &str {
     s.split([' ', '\t']).next().unwrap_or("")

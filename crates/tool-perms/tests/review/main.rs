@@ -59,3 +59,4 @@ mod review36_readonly;
 mod review37_settings;
 mod review38_block;
 mod settings_review25;
+mod review39_bash;

@@ -1,0 +1,305 @@
+//! Session 39 on Bash: three ways the command the rules saw was not the command bash runs.
+//! A backslash before a carriage return and a line feed (`echo hi \<CR><LF>rm x`) was read
+//! as a line continuation, though bash takes `\<CR>` for an escaped carriage return and
+//! runs the next line as a command of its own. A redirection of descriptor 0 or of a
+//! `{name}` descriptor (`git 0</dev/null push`, `git {fd}<f push`) left its `0` or
+//! `{fd}` among the words (`git 0 push`), past deny rules, ask rules and hook `if`s. And a
+//! glob in a subcommand (`git pu[s]h`, which bash expands to `push` when a file of that
+//! name exists) got past the deny and ask rules that name it.
+
+use crate::common::{Case, Fixture, case, real_bash, run, run_table};
+use serde_json::json;
+use tool_core::{PermissionResult, ToolUseContext};
+use tool_perms::bash::parse::analyze;
+use tool_perms::matches_rule;
+
+/// A table row: Bash `command` in bypass mode, with `deny` denied.
+fn bypass(expect: &'static str, deny: &str, command: &str) -> Case {
+    case(expect, "Bash", command)
+        .mode("bypassPermissions")
+        .deny(&[deny])
+}
+
+/// The words of each simple command `command` holds, as the analysis reads them.
+fn commands(command: &str) -> Vec<Vec<String>> {
+    analyze(command)
+        .commands
+        .iter()
+        .map(|c| c.words.iter().map(|w| w.raw.clone()).collect())
+        .collect()
+}
+
+/// Found by review: the real bash runs the line after `\<CR><LF>` as a command of its own
+/// (it removed the file here), and after a word holding a carriage return a `#` starts no
+/// comment. Both are now read as bash reads them: the `rm` is denied in bypass mode and
+/// asked about in default mode, where it was allowed as part of a read-only `echo`.
+#[tokio::test]
+async fn a_backslash_before_crlf_is_no_line_continuation() {
+    let fx = Fixture::new();
+    std::fs::write(fx.proj.join("keep.txt"), "x").unwrap();
+    assert!(real_bash("echo hi \\\r\nrm keep.txt", &fx.proj, &fx.home));
+    assert!(
+        !fx.proj.join("keep.txt").exists(),
+        "bash ran the second line"
+    );
+    std::fs::write(fx.proj.join("keep.txt"), "x").unwrap();
+    assert!(real_bash("echo a\r#; rm keep.txt", &fx.proj, &fx.home));
+    assert!(!fx.proj.join("keep.txt").exists(), "bash read no comment");
+
+    assert_eq!(
+        commands("echo hi \\\r\nrm keep.txt"),
+        vec![vec!["echo", "hi", "\\\r"], vec!["rm", "keep.txt"]]
+    );
+    assert_eq!(
+        commands("echo a\r#; rm x"),
+        vec![vec!["echo", "a\r#"], vec!["rm", "x"]]
+    );
+    // A vertical tab or form feed is a word character too, escaped or not.
+    assert_eq!(commands("echo a\x0bb"), vec![vec!["echo", "a\x0bb"]]);
+    assert_eq!(commands("echo a\x0c#; rm x")[1], vec!["rm", "x"]);
+    // A backslash right before the line feed still continues the line.
+    assert_eq!(
+        commands("echo hi \\\nthere"),
+        vec![vec!["echo", "hi", "there"]]
+    );
+
+    let rm = "Bash(rm:*)";
+    run_table(vec![
+        bypass("deny", rm, "echo hi \\\r\nrm keep.txt"),
+        bypass("deny", rm, "echo a\r#; rm keep.txt"),
+        bypass("deny", rm, "echo a\x0c#; rm keep.txt"),
+        bypass("deny", rm, "git status \\\r\nrm x"),
+        case("ask", "Bash", "echo hi \\\r\ntouch pwn"),
+        case("ask", "Bash", "echo hi \\\r\nbash -c 'touch /tmp/x'"),
+        case("deny", "Bash", "git status \\\r\nrm x")
+            .allow(&["Bash(git:*)"])
+            .deny(&[rm]),
+        // Still read-only: the continuation, and lines ended by CR LF.
+        case("allow", "Bash", "echo hi \\\nthere"),
+        case("allow", "Bash", "echo a\r\necho b\r\n"),
+    ])
+    .await;
+}
+
+/// Every redirection operator that takes a descriptor before it, with descriptor 0 and with
+/// a `{name}`: `git <redir> push` and `git push <redir>`.
+fn descriptor_redirections() -> Vec<String> {
+    let mut out = Vec::new();
+    for fd in ["0", "{fd}"] {
+        for op in [
+            "</dev/null",
+            ">/dev/null",
+            ">>/dev/null",
+            ">|/dev/null",
+            "<&-",
+            ">&-",
+            "<&0",
+            ">&1",
+            "<<<x",
+        ] {
+            out.push(format!("{fd}{op}"));
+        }
+    }
+    out
+}
+
+/// Found by review: `git 0</dev/null push` was read as `git 0 push`, and `env 0</dev/null rm
+/// x` as `env 0 rm x`, so deny rules did not see `git push` or `rm`. Bash takes a `0` or a
+/// `{name}` written right before `<` or `>` for the redirection's descriptor; such a word is
+/// now no word of the command, before every operator. Before `&>` it is a word (bash runs
+/// `git 0 push` for `git 0&>/dev/null push`), as are `0<(…)` and a `0` after a blank.
+#[tokio::test]
+async fn a_descriptor_before_a_redirection_is_no_word() {
+    let fx = Fixture::new();
+    std::fs::write(fx.proj.join("victim"), "x").unwrap();
+    // What the real bash does: `{fd}` and `0` are no words of `rm`'s.
+    assert!(real_bash("rm 0</dev/null victim", &fx.proj, &fx.home));
+    assert!(!fx.proj.join("victim").exists());
+    std::fs::write(fx.proj.join("victim"), "x").unwrap();
+    assert!(real_bash("rm {fd}</dev/null victim", &fx.proj, &fx.home));
+    assert!(!fx.proj.join("victim").exists());
+
+    let push = "Bash(git push:*)";
+    let exact = "Bash(git push)";
+    let mut cases = Vec::new();
+    for r in descriptor_redirections() {
+        cases.push(bypass("deny", push, &format!("git {r} push")));
+        cases.push(bypass("deny", exact, &format!("git push {r}")));
+        cases.push(
+            case("deny", "Bash", &format!("git {r} push"))
+                .allow(&["Bash(git:*)"])
+                .deny(&[push]),
+        );
+        cases.push(
+            case("ask", "Bash", &format!("git {r} push"))
+                .allow(&["Bash(git:*)"])
+                .ask(&[push]),
+        );
+    }
+    for heredoc in ["<<", "<<-"] {
+        cases.push(bypass(
+            "deny",
+            push,
+            &format!("git {{fd}}{heredoc}EOF push\nx\nEOF"),
+        ));
+        // The parser cannot read this one: it asks, in bypass mode too.
+        cases.push(bypass(
+            "ask",
+            push,
+            &format!("git 0{heredoc}EOF push\nx\nEOF"),
+        ));
+    }
+    // Nor a word after `<&-` and another (a syntax error to the parser); one is the
+    // command's (`git <&- push` runs `git push`), with or without a descriptor.
+    cases.push(bypass("ask", push, "git 0<&- push origin main"));
+    for r in ["<&-", ">&-", "3<&-", "0>&-", "{fd}<&-"] {
+        cases.push(bypass("deny", push, &format!("git {r} push")));
+    }
+    let rm = "Bash(rm:*)";
+    for command in [
+        "env 0</dev/null rm victim",
+        "rm 0>x victim",
+        "0</dev/null rm x",
+        "sudo 0</dev/null rm x",
+        "nice 0</dev/null rm x",
+        "nohup {fd}</dev/null rm x",
+        "timeout 0</dev/null 5 rm x",
+        "xargs 0</dev/null rm x",
+        "sh 0</dev/null -c 'rm x'",
+        "env {fd}>&- rm",
+        "rm {fd}>&- x",
+    ] {
+        cases.push(bypass("deny", rm, command));
+    }
+    // `&>` and `&>>` take no descriptor: the `0` is git's.
+    for op in ["&>", "&>>"] {
+        cases.push(bypass(
+            "deny",
+            "Bash(git 0 push)",
+            &format!("git 0{op}/dev/null push"),
+        ));
+        cases.push(bypass("allow", exact, &format!("git 0{op}/dev/null push")));
+    }
+    run_table(cases).await;
+
+    assert_eq!(commands("rm 0>x victim"), vec![vec!["rm", "victim"]]);
+    assert_eq!(commands("git {fd}>&- push"), vec![vec!["git", "push"]]);
+    assert_eq!(commands("git 0<<<x push"), vec![vec!["git", "push"]]);
+    assert_eq!(commands("echo 0<(true)")[1], vec!["echo", "0<(true)"]);
+    assert_eq!(commands("echo 0 <x"), vec![vec!["echo", "0"]]);
+    assert_eq!(commands("echo a0>x"), vec![vec!["echo", "a0"]]);
+
+    // The question shows the command bash runs.
+    let c = case("ask", "Bash", "git 0</dev/null push")
+        .allow(&["Bash(git:*)"])
+        .ask(&[push]);
+    match run(&fx, &c).await {
+        PermissionResult::Ask { message, .. } => {
+            assert!(message.contains("git push"), "{message}");
+            assert!(!message.contains("git 0 push"), "{message}");
+        }
+        other => panic!("expected ask, got {other:?}"),
+    }
+
+    // A hook's `if` sees it too.
+    let ctx = ToolUseContext::new(&fx.proj).with_home(Some(fx.home.clone()));
+    let bash = crate::common::probe(&fx, "Bash");
+    for command in ["env 0</dev/null rm v2", "rm {fd}</dev/null v2", "0<f rm v2"] {
+        assert!(
+            matches_rule(rm, &bash, &json!({ "command": command }), &ctx),
+            "{command}"
+        );
+    }
+    for r in descriptor_redirections() {
+        let input = json!({ "command": format!("git {r} push") });
+        assert!(matches_rule(push, &bash, &input, &ctx), "{input}");
+    }
+}
+
+/// Found by review: with a file named `push` (the line may make it), bash runs `git push`
+/// for `git pu[s]h`, which `Bash(git push:*)` did not match, so `Bash(git:*)` allowed it.
+/// A glob that may spell a word a Bash deny or ask rule names for that program now asks, in
+/// bypass mode too, and a hook's `if` for the rule runs. Globs no such rule can be
+/// (`ls *.rs`, `git add *.rs`, `cat src/*.rs`) are judged as before.
+#[tokio::test]
+async fn a_glob_that_may_spell_a_denied_subcommand_asks() {
+    let fx = Fixture::new();
+    let git_rules = |c: Case| {
+        c.allow(&["Bash(git:*)", "Bash(npm:*)"])
+            .deny(&["Bash(git push:*)", "Bash(npm publish:*)"])
+    };
+    let ask_rules = |c: Case| {
+        c.allow(&["Bash(git:*)", "Bash(npm:*)", "Bash(kubectl:*)"])
+            .ask(&["Bash(git push:*)", "Bash(kubectl delete:*)"])
+    };
+    let mut cases = Vec::new();
+    for command in [
+        "touch push && git pu[s]h origin HEAD:refs/heads/b",
+        "git pu[s]h origin main",
+        "git pu?h origin main",
+        "git pus* origin main",
+        "git * origin main",
+        "git -C . pu[s]h",
+        "sudo git p[u]sh",
+        "npm publis[h]",
+        "npm 'publ'i?h",
+        "shopt -s nullglob; git x*y push",
+    ] {
+        cases.push(git_rules(case("ask", "Bash", command).mode("acceptEdits")));
+        cases.push(git_rules(
+            case("ask", "Bash", command).mode("bypassPermissions"),
+        ));
+    }
+    for command in ["git pu[s]h origin main", "kubectl delet[e] pod x"] {
+        cases.push(ask_rules(case("ask", "Bash", command)));
+    }
+    cases.push(bypass(
+        "ask",
+        "Bash(terraform destroy:*)",
+        "terraform destro? -auto-approve",
+    ));
+    // Globs no rule's word can be, or programs no rule names.
+    for command in [
+        "git add *.rs",
+        "git log -- src/*.rs",
+        "git pu[l]l",
+        "npm test -- *.spec.js",
+    ] {
+        cases.push(git_rules(case("allow", "Bash", command)));
+    }
+    for command in [
+        "ls *.rs",
+        "cat src/*.rs",
+        "wc -l src/*.rs",
+        "grep -n fn src/*.rs",
+    ] {
+        cases.push(case("allow", "Bash", command).deny(&["Bash(rm:*)", "Bash(git push:*)"]));
+        cases.push(case("allow", "Bash", command));
+    }
+    cases.push(bypass("allow", "Bash(rm:*)", "ls *.rs"));
+    run_table(cases).await;
+
+    // A hook's `if` for the rule runs for such a glob, not for another.
+    let ctx = ToolUseContext::new(&fx.proj).with_home(Some(fx.home.clone()));
+    let bash = crate::common::probe(&fx, "Bash");
+    let cmd = |c: &str| json!({ "command": c });
+    assert!(matches_rule(
+        "Bash(git push:*)",
+        &bash,
+        &cmd("git pu[s]h"),
+        &ctx
+    ));
+    assert!(matches_rule(
+        "Bash(npm publish:*)",
+        &bash,
+        &cmd("npm publis?"),
+        &ctx
+    ));
+    assert!(!matches_rule(
+        "Bash(git push:*)",
+        &bash,
+        &cmd("git add *.rs"),
+        &ctx
+    ));
+    assert!(!matches_rule("Bash(rm:*)", &bash, &cmd("ls *.rs"), &ctx));
+}

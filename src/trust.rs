@@ -109,37 +109,11 @@ fn read_record(path: &Path) -> Result<Value, String> {
     }
 }
 
-/// The text of the regular file at `path` (symlinks followed). Anything else is an error
-/// saying what it is, found without waiting and before a byte is read: the file is opened
-/// with `O_NONBLOCK` (a FIFO opened for reading would otherwise wait for a writer, for
-/// ever) and its type checked on the opened file.
+/// The text of the regular file at `path` (symlinks followed), however large (the record
+/// grows past 100 MB): anything else (a directory, a FIFO, which is never waited on) is an
+/// error saying what it is ([`tool_core::read_regular_file`]).
 fn read_regular_file(path: &Path) -> std::io::Result<String> {
-    use std::io::Read as _;
-    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK)
-        .open(path)?;
-    let kind = file.metadata()?.file_type();
-    if !kind.is_file() {
-        let what = if kind.is_dir() {
-            "a directory"
-        } else if kind.is_fifo() {
-            "a FIFO"
-        } else if kind.is_socket() {
-            "a socket"
-        } else if kind.is_char_device() || kind.is_block_device() {
-            "a device"
-        } else {
-            "something else"
-        };
-        return Err(std::io::Error::other(format!(
-            "not a regular file (it is {what})"
-        )));
-    }
-    let mut text = String::new();
-    file.read_to_string(&mut text)?;
-    Ok(text)
+    tool_core::read_regular_file(path, None)
 }
 
 /// Whether `dir` (absolute, canonical) is trusted by the record. An unreadable record

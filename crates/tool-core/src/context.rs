@@ -319,14 +319,69 @@ pub fn git_root(dir: &Path) -> Option<&Path> {
     dir.ancestors().find(|d| d.join(".git").exists())
 }
 
-/// The text of the regular file `path` when it holds at most `max` bytes of UTF-8 (a FIFO
-/// or a device is not opened, so nothing waits on it).
-fn read_small_file(path: &Path, max: u64) -> std::io::Result<String> {
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() || meta.len() > max {
-        return Err(std::io::Error::other("not a small regular file"));
+/// The text of the regular file at `path` (symlinks followed), of at most `max` bytes when
+/// given. Anything else is an error saying what it is, found without waiting and before a
+/// byte is read: the file is opened with `O_NONBLOCK` (a FIFO opened for reading would
+/// otherwise wait for a writer, for ever) and its type checked on the opened file, so a
+/// FIFO or a device swapped in after a look at the path is never waited on either. A file
+/// that is, or grows, larger than `max` while it is read is an error too.
+pub fn read_regular_file(path: &Path, max: Option<u64>) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY,
+    );
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        return Err(std::io::Error::other(format!(
+            "not a regular file (it is {})",
+            file_kind(kind)
+        )));
     }
-    std::fs::read_to_string(path)
+    let too_large = |max| std::io::Error::other(format!("larger than {max} bytes"));
+    if let Some(max) = max
+        && meta.len() > max
+    {
+        return Err(too_large(max));
+    }
+    let mut text = String::new();
+    file.take(max.map_or(u64::MAX, |max| max.saturating_add(1)))
+        .read_to_string(&mut text)?;
+    match max {
+        Some(max) if text.len() as u64 > max => Err(too_large(max)),
+        _ => Ok(text),
+    }
+}
+
+/// What a file that is no regular file is, in words: "a directory", "a FIFO".
+fn file_kind(kind: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if kind.is_fifo() {
+            return "a FIFO";
+        } else if kind.is_socket() {
+            return "a socket";
+        } else if kind.is_char_device() || kind.is_block_device() {
+            return "a device";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else {
+        "something else"
+    }
+}
+
+/// The text of the regular file `path` when it holds at most `max` bytes of UTF-8
+/// ([`read_regular_file`]: a FIFO or a device is never waited on).
+fn read_small_file(path: &Path, max: u64) -> std::io::Result<String> {
+    read_regular_file(path, Some(max))
 }
 
 /// The root of the main working tree of the repository holding `dir`, as Claude Code's
@@ -1805,5 +1860,69 @@ mod tests {
             ctx.content_replacement(|s| s.decision("t1").map(|d| d.map(str::to_owned))),
             Some(Some("preview".into()))
         );
+    }
+
+    /// A `commondir` that is swapped between a regular file and a FIFO while the
+    /// worktree's files are read (a folder's own `.git` can name a directory of its own) is
+    /// never opened to wait for a writer: the type is checked on the opened file. Found by
+    /// review 39: the type was checked first and the path opened after, so a FIFO swapped
+    /// in between was opened, and the session waited for ever. The swap runs all through
+    /// many reads, so the old order is caught in it every time.
+    #[test]
+    fn a_fifo_swapped_in_while_reading_a_worktree_is_never_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let folder = base.join("folder");
+        let admin = base.join("admin");
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::create_dir(&admin).unwrap();
+        std::fs::write(folder.join(".git"), "gitdir: ../admin\n").unwrap();
+        let regular = base.join("regular");
+        std::fs::write(&regular, "../repo/.git\n").unwrap();
+        let fifo = base.join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let swapper = {
+            let stop = Arc::clone(&stop);
+            let (regular, fifo, admin) = (regular.clone(), fifo.clone(), admin.clone());
+            std::thread::spawn(move || {
+                let link = admin.join("link");
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    for target in [&regular, &fifo] {
+                        let _ = std::fs::remove_file(&link);
+                        std::os::unix::fs::symlink(target, &link).unwrap();
+                        std::fs::rename(&link, admin.join("commondir")).unwrap();
+                    }
+                }
+            })
+        };
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            for _ in 0..20_000 {
+                assert_eq!(canonical_git_root(&folder), Some(folder.clone()));
+            }
+            let _ = done_tx.send(());
+        });
+        let finished = done_rx.recv_timeout(std::time::Duration::from_secs(30));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        swapper.join().unwrap();
+        match finished {
+            Ok(()) => reader.join().unwrap(),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                std::panic::resume_unwind(reader.join().unwrap_err());
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                // Lets the reader that waits on the FIFO go (a writer comes and goes).
+                use std::os::unix::fs::OpenOptionsExt as _;
+                drop(
+                    std::fs::OpenOptions::new()
+                        .write(true)
+                        .custom_flags(nix::libc::O_NONBLOCK)
+                        .open(&fifo),
+                );
+                let _ = reader.join();
+                panic!("a read waited on a FIFO swapped in");
+            }
+        }
     }
 }

@@ -111,7 +111,7 @@ pub use context::{
     TORN_SETTLED_AFTER, ToolOptions, ToolUseContext, canonical_git_root, config_text_looks_torn,
     env_truthy, git_root, hook_env_file_name, hook_env_files, is_inline_json, local_settings_path,
     managed_drop_ins, managed_settings_dir, parse_config_json, project_dirs, read_config_text,
-    read_config_text_settled, reread_while_torn, without_bom,
+    read_config_text_settled, read_regular_file, reread_while_torn, without_bom,
 };
 pub use error::{
     CANCEL_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, MAX_ERROR_CHARS, ToolError, ValidationError,

@@ -53,6 +53,26 @@ fn repository() -> (tempfile::TempDir, PathBuf) {
     (dir, repo)
 }
 
+/// Runs git in `repo`, sealed off from the user's and the system's configuration.
+fn git(repo: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn stdio_entry(tag: &str) -> Value {
     json!({"type": "stdio", "command": "python3", "args": [tag], "env": {}})
 }
@@ -112,24 +132,7 @@ fn local_servers_keyed_by_the_git_root_load_from_a_subdirectory() {
 #[test]
 fn local_servers_of_the_main_checkout_load_in_its_worktrees() {
     let (dir, repo) = repository();
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&repo)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "T")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "T")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let git = |args: &[&str]| git(&repo, args);
     git(&["commit", "-q", "--allow-empty", "-m", "first"]);
     let worktree = repo.join(".claude/worktrees/feat");
     git(&[
@@ -201,24 +204,7 @@ fn local_servers_of_the_main_checkout_load_in_its_worktrees() {
 #[test]
 fn local_servers_of_a_repository_do_not_load_in_a_folder_naming_its_worktree() {
     let (dir, repo) = repository();
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&repo)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "T")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "T")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let git = |args: &[&str]| git(&repo, args);
     git(&["commit", "-q", "--allow-empty", "-m", "first"]);
     let worktree = repo.join(".claude/worktrees/feat");
     git(&[

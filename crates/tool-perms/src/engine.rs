@@ -1842,10 +1842,10 @@ impl PermissionEngine {
             FileAccess::Read if self.read_blocked(path, &resolved, ctx) => {
                 ("blockReadsOutsideWorkingDirectories", "Reading")
             }
+            // (The switch is on: checked above.)
             FileAccess::Write
-                if perm.block_writes_outside_working_dirs
-                    && !self.inside_working_dirs(&resolved, ctx)
-                    && !(perm.mode == PermissionMode::Plan && own_plan_file(path, ctx)) =>
+                if !(self.inside_working_dirs(&resolved, ctx)
+                    || perm.mode == PermissionMode::Plan && own_plan_file(path, ctx)) =>
             {
                 ("blockWritesOutsideWorkingDirectories", "Writing to")
             }

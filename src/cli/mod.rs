@@ -435,6 +435,9 @@ fn exit_on_the_spot(code: u8) -> ! {
         }
         Err(_) => clean_up(),
     }
+    // What was queued for standard error (the last words among it) is written first, if
+    // it can be.
+    wait_for_err_written(Duration::from_secs(1));
     std::process::exit(i32::from(code))
 }
 
@@ -542,10 +545,101 @@ pub(crate) fn name_background_commands_stopped(command: &str, ctx: &tool_core::T
     }
 }
 
-/// Writes `args` to standard error, ignoring a failure; see [`eout!`].
+/// Writes `args` to standard error, ignoring a failure; see [`eout!`]. Once
+/// [`write_err_without_blocking`] was called, the text is handed to the thread that writes
+/// standard error instead, and this returns at once.
 pub(crate) fn write_err(args: std::fmt::Arguments<'_>) {
     let text = std::fmt::format(args);
+    if let Some(Some(queue)) = ERR_QUEUE.get() {
+        queue.push(text);
+        return;
+    }
     let _ = STDERR_WRITES.write(|| std::io::stderr().lock(), text.as_bytes());
+}
+
+/// The texts for standard error that wait for the thread that writes them
+/// ([`write_err_without_blocking`]), and how many were dropped since the last one queued.
+struct ErrQueue {
+    waiting: std::sync::Mutex<(std::sync::mpsc::Sender<String>, u64)>,
+}
+
+/// The queue of [`write_err_without_blocking`]; `None` when its thread could not start.
+static ERR_QUEUE: std::sync::OnceLock<Option<ErrQueue>> = std::sync::OnceLock::new();
+
+/// The bytes queued for standard error and not yet written ([`ERR_QUEUE`]).
+static ERR_QUEUED_BYTES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The most bytes that wait for standard error ([`write_err_without_blocking`]): past it, a
+/// text is dropped.
+const ERR_QUEUE_BYTES: usize = 1024 * 1024;
+
+impl ErrQueue {
+    /// Queues `text`, or drops it when [`ERR_QUEUE_BYTES`] wait already: the next text
+    /// queued then starts with a line that says how many were dropped.
+    fn push(&self, text: String) {
+        use std::sync::atomic::Ordering;
+        let mut waiting = self
+            .waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (sender, dropped) = &mut *waiting;
+        if ERR_QUEUED_BYTES.load(Ordering::SeqCst) + text.len() > ERR_QUEUE_BYTES {
+            *dropped += 1;
+            return;
+        }
+        let text = match *dropped {
+            0 => text,
+            n => format!(
+                "toolwright: {n} message(s) for standard error were dropped: nothing read it\n{text}"
+            ),
+        };
+        let len = text.len();
+        ERR_QUEUED_BYTES.fetch_add(len, Ordering::SeqCst);
+        if sender.send(text).is_ok() {
+            *dropped = 0;
+        } else {
+            ERR_QUEUED_BYTES.fetch_sub(len, Ordering::SeqCst);
+        }
+    }
+}
+
+/// From now on, what [`write_err`] (hence [`eout!`] and [`eoutln!`]) is given is written by
+/// a thread of its own, and the caller never waits for it: for `serve`, whose standard error
+/// is a log its client may never read (a pipe left full), which must not stall the
+/// protocol (every task that said something would block, and the server with them). Up to
+/// [`ERR_QUEUE_BYTES`] wait; past that, texts are dropped, and counted in a line written
+/// once there is room. [`wait_for_err_written`] lets them out before the process exits.
+/// If the thread cannot start, writes stay as they were.
+pub(crate) fn write_err_without_blocking() {
+    ERR_QUEUE.get_or_init(|| {
+        use std::sync::atomic::Ordering;
+        let (sender, texts) = std::sync::mpsc::channel::<String>();
+        std::thread::Builder::new()
+            .name("toolwright-stderr".to_owned())
+            .spawn(move || {
+                for text in texts {
+                    let _ = STDERR_WRITES.write(|| std::io::stderr().lock(), text.as_bytes());
+                    ERR_QUEUED_BYTES.fetch_sub(text.len(), Ordering::SeqCst);
+                }
+            })
+            .ok()?;
+        Some(ErrQueue {
+            waiting: std::sync::Mutex::new((sender, 0)),
+        })
+    });
+}
+
+/// Waits until what [`write_err_without_blocking`] queued is written, for at most `limit`
+/// (a standard error nobody reads must not hold the exit): before the process exits.
+pub(crate) fn wait_for_err_written(limit: Duration) {
+    use std::sync::atomic::Ordering;
+    if !matches!(ERR_QUEUE.get(), Some(Some(_))) {
+        return;
+    }
+    let deadline = Instant::now() + limit;
+    while ERR_QUEUED_BYTES.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// Writes `line` and a line break to standard error, its control characters shown as

@@ -118,6 +118,15 @@ pub fn take_token_from_env() {
 /// Runs `toolwright serve`: until the client closes standard input, or for `--http` until
 /// interrupted (Ctrl-C, SIGTERM).
 pub async fn run(args: &ServeArgs) -> ExitCode {
+    // Standard error is a log the client may never read (a pipe left full): what is said
+    // there must not stall the protocol.
+    super::write_err_without_blocking();
+    let code = serve(args).await;
+    super::wait_for_err_written(std::time::Duration::from_secs(1));
+    code
+}
+
+async fn serve(args: &ServeArgs) -> ExitCode {
     if SETTINGS_SET_TOKEN.load(Ordering::Relaxed) {
         eoutln!(
             "toolwright serve: warning: a settings file's `env` sets {TOKEN_VAR}, which is ignored: only the process environment's value (the one `serve` was started with) sets the token, as a settings file could publish it; the commands it runs do not inherit it either"

@@ -57,3 +57,4 @@ mod review39_agent;
 mod review39_demo;
 mod review39_websearch;
 mod review39_bash;
+mod review39_serve;

@@ -10,14 +10,16 @@ use tool_core::{ContentBlock, ImageSource, Tool, ToolResultContent};
 /// accepts (each required field with a placeholder of its type). A tool whose flags hold
 /// whatever the input (Read is read-only, Write destructive, WebFetch open-world) gets its
 /// own answer; a tool whose flags depend on the input (Bash) gets the answer for an unknown
-/// command, which is the cautious one (not read-only, destructive). `idempotentHint` is not
-/// sent: no flag says it.
+/// command, which is the cautious one (not read-only, destructive). A built-in tool gets no
+/// `idempotentHint`: no flag says it.
 ///
 /// MCP's defaults are the cautious answers (`destructiveHint` and `openWorldHint` true), and
 /// some clients approve on these hints: `destructiveHint` is sent only when true (its
 /// `false` means "only additive updates", which no flag says). An upstream MCP tool's flags say only what its
 /// server stated, so for it only the hints that are `true` are sent: one the server did not
-/// state stays absent, never turned into a `false` that reads as "safe".
+/// state stays absent, never turned into a `false` that reads as "safe". Its
+/// `idempotentHint: true` is passed on too ([`Tool::is_idempotent`]). Its `title` is the name
+/// it is served under (`mcp__server__tool`), as for every tool, not its server's own title.
 pub fn tool_entry(tool: &dyn Tool) -> Value {
     let schema = tool.input_schema();
     let probe = tool_core::schema::probe_input(&schema);
@@ -38,6 +40,9 @@ pub fn tool_entry(tool: &dyn Tool) -> Value {
     // so only `true` is stated; otherwise MCP's default (true) stands.
     if !read_only && destructive {
         annotations["destructiveHint"] = json!(true);
+    }
+    if tool.is_mcp() && tool.is_idempotent(&probe) {
+        annotations["idempotentHint"] = json!(true);
     }
     json!({
         "name": tool.name(),

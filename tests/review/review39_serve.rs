@@ -1,9 +1,11 @@
 //! Review 39 of `toolwright serve`: a client that never reads serve's standard error (a
 //! pipe it left full) is still answered, as a log must never stall the protocol (serve froze,
-//! not even answering `ping`, once 64 KiB of notices filled the pipe).
+//! not even answering `ping`, once 64 KiB of notices filled the pipe); and a re-served
+//! upstream tool's `idempotentHint: true` reaches the client with the other hints its
+//! server stated (it was dropped).
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -113,4 +115,106 @@ fn a_client_that_never_reads_stderr_is_still_answered() {
     let status = wait_at_most(&mut child, STUCK, "serve did not end on SIGTERM");
     assert_eq!(status.code(), Some(143), "{status:?}");
     drop(writer.join().unwrap());
+}
+
+/// An upstream MCP server, in Python: one tool that states `readOnlyHint`,
+/// `idempotentHint` and `openWorldHint` true, and one that states `idempotentHint: false`.
+const UPSTREAM: &str = r#"
+import sys, json
+def out(o):
+    sys.stdout.write(json.dumps(o) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    m = json.loads(line); i = m.get("id")
+    if m.get("method") == "initialize":
+        out({"jsonrpc": "2.0", "id": i, "result": {"protocolVersion": m["params"]["protocolVersion"],
+             "capabilities": {"tools": {}}, "serverInfo": {"name": "up", "version": "1"}}})
+    elif m.get("method") == "tools/list":
+        out({"jsonrpc": "2.0", "id": i, "result": {"tools": [
+            {"name": "again", "inputSchema": {"type": "object"},
+             "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": True}},
+            {"name": "once", "inputSchema": {"type": "object"},
+             "annotations": {"idempotentHint": False, "destructiveHint": True}}]}})
+    elif i is not None:
+        out({"jsonrpc": "2.0", "id": i, "result": {}})
+"#;
+
+/// The tools `serve` lists (as `tools/list` answers) with the Python upstream [`UPSTREAM`]
+/// configured in `root`.
+fn tools_served_with_upstream(root: &Path) -> Vec<Value> {
+    let script = root.join("up.py");
+    std::fs::write(&script, UPSTREAM).unwrap();
+    let config = json!({"mcpServers": {"up": {"command": "python3", "args": [script]}}});
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["serve", "--strict-mcp-config", "--mcp-config"])
+        .arg(config.to_string())
+        .arg("--cwd")
+        .arg(root)
+        .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"))
+        .env("HOME", root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    for m in [
+        initialize(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    ] {
+        writeln!(stdin, "{m}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    let mut list = Value::Null;
+    while stdout.read_line(&mut line).unwrap() > 0 {
+        let m: Value = serde_json::from_str(&line).unwrap();
+        line.clear();
+        if m["id"] == 1 {
+            list = m;
+            break;
+        }
+    }
+    drop(stdin);
+    wait_at_most(&mut child, STUCK, "serve did not end with its input");
+    list["result"]["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// A re-served upstream tool gets every hint its server stated as true, `idempotentHint`
+/// among them, and none it did not (its `idempotentHint: false` stays absent, as its
+/// unstated `readOnlyHint` does); the built-in tools get no `idempotentHint`. Found by
+/// review: `idempotentHint: true` was dropped, where docs/cli.md says the stated hints are
+/// passed on.
+#[test]
+fn an_upstream_tools_idempotent_hint_is_passed_on() {
+    let (_dir, root) = project();
+    let tools = tools_served_with_upstream(&root);
+    let annotations = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not served: {tools:?}"))["annotations"]
+            .clone()
+    };
+    assert_eq!(
+        annotations("mcp__up__again"),
+        json!({"title": "mcp__up__again", "readOnlyHint": true, "idempotentHint": true,
+               "openWorldHint": true})
+    );
+    assert_eq!(
+        annotations("mcp__up__once"),
+        json!({"title": "mcp__up__once", "destructiveHint": true})
+    );
+    for tool in &tools {
+        if !tool["name"].as_str().unwrap().starts_with("mcp__") {
+            assert!(
+                tool["annotations"].get("idempotentHint").is_none(),
+                "{tool}"
+            );
+        }
+    }
 }

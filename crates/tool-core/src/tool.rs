@@ -304,6 +304,14 @@ pub trait Tool: Send + Sync + 'static {
         false
     }
 
+    /// Whether the tool says that calling it again with the same input has no further
+    /// effect (an MCP server's `idempotentHint: true`); `false` when nothing says so. Only
+    /// passed on (`serve` re-serves an MCP tool with it), never used to schedule or allow a
+    /// call.
+    fn is_idempotent(&self, _input: &Value) -> bool {
+        false
+    }
+
     /// What this call does in search/read terms.
     fn is_search_or_read(&self, _input: &Value) -> SearchOrRead {
         SearchOrRead::default()

@@ -41,6 +41,7 @@ pub struct McpTool {
     read_only: bool,
     destructive: bool,
     open_world: bool,
+    idempotent: bool,
     requires_user_interaction: bool,
     always_load: bool,
     max_result_chars: usize,
@@ -90,6 +91,7 @@ impl McpTool {
             read_only: hint("readOnlyHint"),
             destructive: hint("destructiveHint"),
             open_world: hint("openWorldHint"),
+            idempotent: hint("idempotentHint"),
             requires_user_interaction: meta["anthropic/requiresUserInteraction"]
                 == Value::Bool(true),
             always_load: meta["anthropic/alwaysLoad"] == Value::Bool(true)
@@ -232,6 +234,10 @@ impl Tool for McpTool {
 
     fn is_open_world(&self, _input: &Value) -> bool {
         self.open_world
+    }
+
+    fn is_idempotent(&self, _input: &Value) -> bool {
+        self.idempotent
     }
 
     async fn call(

@@ -49,6 +49,7 @@ impl SessionArgs {
             offer_tool_search: true,
             fires_scheduled_jobs: false,
             simple_mode_from_env: !isolated,
+            offer_web_search: true,
         }
     }
 }
@@ -192,6 +193,11 @@ pub struct SessionOptions {
     /// Read and Edit. Not for the demo, whose recorded turn calls the tools it was recorded
     /// with, whatever the environment.
     pub simple_mode_from_env: bool,
+    /// Whether WebSearch is among the tools. Not for `serve`: it has no model to search
+    /// with (the agent's `WebSearchBackendHook`), and a client would list a tool whose every
+    /// call fails. `run` keeps it, so that a recorded call is answered with why it cannot
+    /// search.
+    pub offer_web_search: bool,
 }
 
 impl SessionOptions {
@@ -242,6 +248,7 @@ impl SessionOptions {
             offer_tool_search: true,
             fires_scheduled_jobs: false,
             simple_mode_from_env: false,
+            offer_web_search: true,
         }
     }
 }
@@ -924,8 +931,8 @@ pub fn not_offered_because(name: &str, options: &SessionOptions) -> Option<&'sta
 
 /// The built-in tools a session opened with `options` offers before its rules: those of
 /// this build its environment gates open (`CLAUDE_CODE_SIMPLE` included where
-/// [`SessionOptions::simple_mode_from_env`]), ToolSearch only
-/// when `offer_tool_search`, none that [`not_offered_because`] leaves out, and none that
+/// [`SessionOptions::simple_mode_from_env`]), ToolSearch only when `offer_tool_search`,
+/// WebSearch only when `offer_web_search`, none that [`not_offered_because`] leaves out, and none that
 /// `removed` names (a session's tool-wide deny rules: [`builtin_tools`]). The one place
 /// that decides it, for the session, `run`'s answers to calls that never started and
 /// `permissions check`.
@@ -940,6 +947,7 @@ pub fn offered_builtin_tools(
     };
     tool_registry::tools(filter, |t| {
         (!options.offer_tool_search && t.name() == "ToolSearch")
+            || (!options.offer_web_search && t.name() == "WebSearch")
             || not_offered_because(t.name(), options).is_some()
             || removed(t)
     })

@@ -170,6 +170,8 @@ async fn serve(args: &ServeArgs) -> ExitCode {
     // A client lists every tool's schema itself: ToolSearch's `tool_reference` answers
     // would mean nothing to it.
     options.offer_tool_search = false;
+    // Nothing here searches the web for WebSearch (the agent's model does).
+    options.offer_web_search = false;
     let mut session = match Session::open(&options).await {
         Ok(s) => s,
         Err(e) => {

@@ -241,3 +241,34 @@ fn agent_searches_with_the_web_search_server_tool() {
         / 1e6;
     assert!(cost > own + 1e-7, "{cost} vs {own}: {usage}");
 }
+
+/// `serve` has no model to search with: its clients are not offered a WebSearch whose every
+/// call would fail (it was listed once the tool was built). Its other tools are.
+#[test]
+fn serve_does_not_offer_web_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    ]
+    .iter()
+    .map(|m| format!("{m}\n"))
+    .collect::<String>();
+    let out = toolwright(&["serve"], dir.path(), Some(&input));
+    let listed: Value = text(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|answer| answer["id"] == 1)
+        .unwrap_or_else(|| panic!("no tools/list answer: {}", text(&out.stderr)));
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"WebFetch"), "{names:?}");
+    assert!(!names.contains(&"WebSearch"), "{names:?}");
+}

@@ -930,10 +930,22 @@ fn repository_with_a_worktree(c: &Checkout) -> std::path::PathBuf {
 /// `toolwright run --json -` in `dir`, with the checkout's configuration directory, given
 /// [`turn`] for `dir`.
 fn run_in(c: &Checkout, dir: &Path) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+    given_turn(run_command(c, dir), dir)
+}
+
+/// `toolwright run --json -` in `dir`, with the checkout's configuration directory.
+fn run_command(c: &Checkout, dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolwright"));
+    command
         .args(["run", "--json", "-"])
         .current_dir(dir)
-        .env("CLAUDE_CONFIG_DIR", &c.config)
+        .env("CLAUDE_CONFIG_DIR", &c.config);
+    command
+}
+
+/// Runs `command` given [`turn`] for `dir` on its standard input.
+fn given_turn(mut command: Command, dir: &Path) -> Output {
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1157,24 +1169,9 @@ fn a_recorded_home_folder_does_not_trust_the_folders_under_it() {
     )
     .unwrap();
     let run = |dir: &Path| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
-            .args(["run", "--json", "-"])
-            .current_dir(dir)
-            .env("HOME", &home)
-            .env("CLAUDE_CONFIG_DIR", &c.config)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(turn(dir).as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        let mut command = run_command(&c, dir);
+        command.env("HOME", &home);
+        given_turn(command, dir)
     };
     let out = run(&unpacked);
     let stderr = String::from_utf8_lossy(&out.stderr);

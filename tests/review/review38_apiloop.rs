@@ -278,32 +278,11 @@ fn claude_code_max_output_tokens_sets_max_tokens() {
 #[test]
 fn an_empty_200_stream_is_retried_and_called_empty() {
     let dir = tempfile::tempdir().unwrap();
-    let (url, seen) = serve(|i, _| {
-        if i == 0 {
-            Reply::Stream(Vec::new())
-        } else {
-            full(turn(Some("ok"), &[]))
-        }
-    });
-    let out = agent_command(&url, dir.path(), &["-p"], "hi")
-        .output()
-        .unwrap();
-    let err = stderr(&out);
-    assert!(out.status.success(), "{err}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
+    let err = assert_retried_once(dir.path(), || Reply::Stream(Vec::new()));
     assert!(err.contains("retrying"), "{err}");
-    assert_eq!(seen.lock().unwrap().len(), 2);
-
     // No retries left: the error says the response was empty.
-    let (url, seen) = serve(|_, _| Reply::Stream(Vec::new()));
-    let out = agent_command(&url, dir.path(), &["-p"], "hi")
-        .env("CLAUDE_CODE_MAX_RETRIES", "0")
-        .output()
-        .unwrap();
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let err = assert_failed_without_retries(dir.path(), || Reply::Stream(Vec::new()));
     assert!(err.contains("empty") && !err.contains("truncated"), "{err}");
-    assert_eq!(seen.lock().unwrap().len(), 1);
 }
 
 /// A 200 whose body stays silent past `API_TIMEOUT_MS` before its first event is retried

@@ -94,21 +94,10 @@ fn a_signal_while_the_agents_session_opens_ends_the_run() {
 fn a_200_cut_right_after_message_start_is_retried() {
     let dir = tempfile::tempdir().unwrap();
     let cut = sse(&[start(10)]);
-    let (url, seen) = serve(move |i, _| {
-        if i == 0 {
-            Reply::Stream(vec![Part::Data(cut.clone()), Part::Cut])
-        } else {
-            full(turn(Some("ok"), &[]))
-        }
+    let err = assert_retried_once(dir.path(), move || {
+        Reply::Stream(vec![Part::Data(cut.clone()), Part::Cut])
     });
-    let out = agent_command(&url, dir.path(), &["-p"], "hi")
-        .output()
-        .unwrap();
-    let err = stderr(&out);
-    assert!(out.status.success(), "{err}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
     assert!(err.contains("retrying"), "{err}");
-    assert_eq!(seen.lock().unwrap().len(), 2);
 }
 
 /// An empty 200 without an event-stream Content-Type was refused as "no Content-Type
@@ -119,28 +108,7 @@ fn an_empty_200_without_a_content_type_is_retried_and_called_empty() {
     let dir = tempfile::tempdir().unwrap();
     let empty =
         || Reply::Raw("HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into());
-    let (url, seen) = serve(move |i, _| {
-        if i == 0 {
-            empty()
-        } else {
-            full(turn(Some("ok"), &[]))
-        }
-    });
-    let out = agent_command(&url, dir.path(), &["-p"], "hi")
-        .output()
-        .unwrap();
-    let err = stderr(&out);
-    assert!(out.status.success(), "{err}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
-    assert_eq!(seen.lock().unwrap().len(), 2);
-
-    let (url, seen) = serve(move |_, _| empty());
-    let out = agent_command(&url, dir.path(), &["-p"], "hi")
-        .env("CLAUDE_CODE_MAX_RETRIES", "0")
-        .output()
-        .unwrap();
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_retried_once(dir.path(), empty);
+    let err = assert_failed_without_retries(dir.path(), empty);
     assert!(err.contains("the response was empty"), "{err}");
-    assert_eq!(seen.lock().unwrap().len(), 1);
 }

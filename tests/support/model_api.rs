@@ -406,3 +406,41 @@ pub fn copy_transcript_at_session_end(dir: &Path, dest: &Path) {
     )
     .unwrap();
 }
+
+/// `agent -p hi` in `dir` against a server whose first answer is `first()` and every later
+/// one a plain "ok": the run retries once and prints "ok". Returns its standard error.
+pub fn assert_retried_once(
+    dir: &Path,
+    first: impl Fn() -> Reply + Send + Sync + 'static,
+) -> String {
+    let (url, seen) = serve(move |i, _| {
+        if i == 0 {
+            first()
+        } else {
+            full(turn(Some("ok"), &[]))
+        }
+    });
+    let out = agent_command(&url, dir, &["-p"], "hi").output().unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
+    assert_eq!(seen.lock().unwrap().len(), 2, "{err}");
+    err
+}
+
+/// `agent -p hi` in `dir` without retries against a server whose every answer is
+/// `answer()`: the run fails (exit 1) after one request. Returns its standard error.
+pub fn assert_failed_without_retries(
+    dir: &Path,
+    answer: impl Fn() -> Reply + Send + Sync + 'static,
+) -> String {
+    let (url, seen) = serve(move |_, _| answer());
+    let out = agent_command(&url, dir, &["-p"], "hi")
+        .env("CLAUDE_CODE_MAX_RETRIES", "0")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(seen.lock().unwrap().len(), 1, "{err}");
+    err
+}

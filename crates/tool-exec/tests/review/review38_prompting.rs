@@ -260,24 +260,11 @@ async fn a_prompter_that_asked_nobody_refuses_as_the_configuration() {
     .await;
     assert_eq!(out.decision, Some(("reject", "user_reject")));
     assert!(out.interrupt_turn);
-    assert!(!cwd.join("made").exists());
-    assert_eq!(*shell.calls.lock().unwrap(), 0);
-}
 
-/// `DenyAsks`, the prompter of a session with no one to ask, refused as a person would:
-/// its "no one to ask" came to the model as the user's feedback ("the user said:
-/// Permission to use Bash requires approval, and this session has no one to ask") and the
-/// refusal counted as a user's rejection. It is no one's answer: the configuration's
-/// refusal, said as it is.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_with_no_one_to_ask_refuses_in_its_own_words() {
-    let dir = tempfile::tempdir().unwrap();
-    let cwd = dir.path().canonicalize().unwrap();
-    let shell = Arc::new(Shell {
-        interactive: false,
-        calls: Arc::default(),
-    });
-    let settings = json!({"permissions": {}, "hooks": {}});
+    // Review 39: `DenyAsks`, the prompter of a session with no one to ask, refused as a
+    // person would: its "no one to ask" came to the model as the user's feedback ("the user
+    // said: Permission to use Bash requires approval, and this session has no one to ask")
+    // and counted as a user's rejection. It is no one's answer, said as it is.
     let out = call(
         &cwd,
         &settings,

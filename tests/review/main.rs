@@ -56,5 +56,6 @@ mod review38_textblocks;
 mod review39_agent;
 mod review39_demo;
 mod review39_websearch;
+mod review39_plan;
 mod review39_bash;
 mod review39_serve;

@@ -145,19 +145,53 @@ async fn read_plan_file(path: &Path, ctx: &ToolUseContext) -> Result<Option<Stri
 }
 
 /// The session's plan file ([`ToolUseContext::plan_file`]) and what it holds, as read now:
-/// the file itself only (no link), of at most [`MAX_PLAN_BYTES`]. `None` when there is none,
-/// or it is no such file: no plan, not an error (the model named no file).
-fn read_session_plan(ctx: &ToolUseContext) -> Option<SessionPlan> {
-    let path = ctx.plan_file()?;
-    let meta = std::fs::symlink_metadata(&path).ok()?;
-    if !meta.file_type().is_file() || meta.len() > MAX_PLAN_BYTES {
-        return None;
+/// the file itself only (no link), of at most [`MAX_PLAN_BYTES`]. `None` when there is none
+/// (no plan file known, or none written): no plan, not an error (the model named no file).
+/// A plan file that is there but cannot be shown (too large, no regular file, not text) is
+/// an error: the user would otherwise be asked a bare "Exit plan mode?" and approve a plan
+/// they were never shown.
+fn read_session_plan(ctx: &ToolUseContext) -> Result<Option<SessionPlan>, String> {
+    let Some(path) = ctx.plan_file() else {
+        return Ok(None);
+    };
+    let cannot_read =
+        |e: std::io::Error| format!("cannot read the plan file {}: {e}", path.display());
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(cannot_read(e)),
+    };
+    if !meta.file_type().is_file() {
+        return Err(format!(
+            "the plan file {} is not a regular file (a link, a directory or a device is not read as a plan); write the plan to that file itself and call ExitPlanMode again",
+            path.display()
+        ));
     }
-    let plan = std::fs::read_to_string(&path).ok()?;
-    Some(SessionPlan {
+    let too_large = |len: u64| {
+        format!(
+            "the plan file {} is {len} bytes; the limit is {MAX_PLAN_BYTES}: write a shorter plan there and call ExitPlanMode again",
+            path.display()
+        )
+    };
+    if meta.len() > MAX_PLAN_BYTES {
+        return Err(too_large(meta.len()));
+    }
+    // Opened without waiting, its type checked on the opened file and the read capped: the
+    // file may have been swapped or grown since it was measured.
+    let plan = tool_core::read_regular_file(&path, Some(MAX_PLAN_BYTES)).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidData {
+            format!(
+                "the plan file {} is not UTF-8 text, so it cannot be shown to the user; write the plan there as text and call ExitPlanMode again",
+                path.display()
+            )
+        } else {
+            cannot_read(e)
+        }
+    })?;
+    Ok(Some(SessionPlan {
         plan,
         file: Some(path),
-    })
+    }))
 }
 
 /// The session's plan as one call read it.
@@ -173,21 +207,24 @@ struct SessionPlan {
 /// How many calls' readings of the session's plan are kept.
 const KEPT_READINGS: usize = 16;
 
-/// The session's plan as each recent call read it (`None`: there was none), by the call's
-/// [`call_order`](ToolUseContext::call_order), which is unique in the process. The
-/// pipeline shows hooks and the user the plan injected into the observable input, and hands
-/// the call the model's own input (`{}`) when nobody changed that: read again there, the plan
-/// file could hold another plan than the one approved (another call may rewrite it while the
-/// user reads the question).
+/// The session's plan as each recent call read it (`Ok(None)`: there was none; an error: one
+/// that cannot be shown), by the call's [`call_order`](ToolUseContext::call_order), which is
+/// unique in the process. The pipeline shows hooks and the user the plan injected into the
+/// observable input, and hands the call the model's own input (`{}`) when nobody changed
+/// that: read again there, the plan file could hold another plan than the one approved
+/// (another call may rewrite it while the user reads the question).
 #[derive(Default)]
-struct SessionPlanReadings(VecDeque<(u64, Option<SessionPlan>)>);
+struct SessionPlanReadings(VecDeque<(u64, SessionPlanReading)>);
+
+/// One call's reading of the session's plan (see [`read_session_plan`]).
+type SessionPlanReading = Result<Option<SessionPlan>, String>;
 
 /// The session's plan for the call `ctx` is in: read once, the first time the call looks
 /// (its validation, before its PreToolUse hooks' input and its question show the plan),
 /// then the same for its call, its result and its PostToolUse hooks. Outside a call (no
 /// call order) it is read as it is now. Only the last [`KEPT_READINGS`] calls' readings are
 /// kept (each at most [`MAX_PLAN_BYTES`]).
-fn session_plan(ctx: &ToolUseContext) -> Option<SessionPlan> {
+fn session_plan(ctx: &ToolUseContext) -> SessionPlanReading {
     let Some(call) = ctx.call_order() else {
         return read_session_plan(ctx);
     };
@@ -226,7 +263,7 @@ fn forget_session_plan_file(ctx: &ToolUseContext) {
         return;
     };
     ctx.app_state().update(|r: &mut SessionPlanReadings| {
-        if let Some((_, Some(plan))) = r.0.iter_mut().find(|(c, _)| *c == call) {
+        if let Some((_, Ok(Some(plan)))) = r.0.iter_mut().find(|(c, _)| *c == call) {
             plan.file = None;
         }
     });
@@ -261,7 +298,7 @@ async fn plan_of(
         ),
         // The session's plan file, where plan mode let the model write its plan, as this
         // call read it.
-        (None, None) => match session_plan(ctx) {
+        (None, None) => match session_plan(ctx)? {
             Some(read) => (
                 Some(read.plan),
                 read.file.map(|path| path.display().to_string()),
@@ -307,7 +344,7 @@ impl TypedTool for ExitPlanMode {
         if input.get("plan").is_some() || input.get("planFilePath").is_some() {
             return None;
         }
-        let read = session_plan(ctx)?;
+        let read = session_plan(ctx).ok().flatten()?;
         let mut seen = input.as_object()?.clone();
         seen.insert("plan".into(), read.plan.into());
         if let Some(path) = read.file {

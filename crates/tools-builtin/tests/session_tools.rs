@@ -354,7 +354,8 @@ async fn exit_plan_mode_reads_the_plan_file_and_defaults_to_default_mode() {
         "User has approved exiting plan mode. You can now proceed."
     );
     // The session's plan file, read when the input names none; one that is a link out of
-    // the plans directory is no plan (not a refusal naming a planFilePath never given).
+    // the plans directory is refused, saying so (not naming a planFilePath never given, nor
+    // showing what the link leads to): never approved unseen.
     let session_ctx = |id: &str| {
         mode_ctx(dir.path(), PermissionMode::Plan)
             .with_config_dir(Some(home.join(".claude")))
@@ -376,12 +377,14 @@ async fn exit_plan_mode_reads_the_plan_file_and_defaults_to_default_mode() {
         home.join(".claude/plans/s-link.md"),
     )
     .unwrap();
-    let (out, _) = step(&ExitPlanMode, session_ctx("s-link"), json!({}))
+    let err = step(&ExitPlanMode, session_ctx("s-link"), json!({}))
         .await
-        .unwrap();
-    assert_eq!(
-        out.content.joined_text(),
-        "User has approved exiting plan mode. You can now proceed."
+        .unwrap_err();
+    assert!(
+        err.contains("is not a regular file")
+            && !err.contains("planFilePath")
+            && !err.contains("hunter2"),
+        "{err}"
     );
 
     // Only Bash prompts.

@@ -1651,8 +1651,9 @@ impl TypedTool for TaskList {
             .iter()
             .map(|t| {
                 let mut line = format!("#{} [{}] {}", t.id, t.status.as_str(), t.subject);
-                if let Some(owner) = &t.owner {
-                    line.push_str(&format!(" (owner: {owner})"));
+                // Claude Code's line: `#<id> [<status>] <subject> (<owner>)<blocked>`.
+                if let Some(owner) = t.owner.as_deref().filter(|o| !o.is_empty()) {
+                    line.push_str(&format!(" ({owner})"));
                 }
                 if !t.blocked_by.is_empty() {
                     line.push_str(&format!(" [blocked by {}]", ids(&t.blocked_by)));

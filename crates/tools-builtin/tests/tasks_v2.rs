@@ -105,7 +105,7 @@ async fn create_get_update_and_list() {
     let out = common::run(&TaskList, &ctx, json!({})).await.unwrap();
     assert_eq!(
         out.content.joined_text(),
-        "#1 [pending] Write the parser\n#2 [pending] Run all the tests (owner: tester)"
+        "#1 [pending] Write the parser\n#2 [pending] Run all the tests (tester)"
     );
     assert_eq!(
         out.structured,
@@ -518,7 +518,7 @@ async fn tasks_survive_a_fresh_store_and_process_state() {
     let ctx = session(dir.path(), "sess/../odd id");
     assert_eq!(
         common::text(&TaskList, &ctx, json!({})).await,
-        "#1 [in_progress] Persist me (owner: me)"
+        "#1 [in_progress] Persist me (me)"
     );
     let store = TaskListStore::new(dir.path().join("tasks"));
     let task = store.get("sess/../odd id", "1").unwrap();

@@ -1363,9 +1363,9 @@ fn answer_prompt(question: &Question) -> &'static str {
 /// The answer a typed `line` gives to `question`: option numbers (one, or several for a
 /// multi-select question, comma- or space-separated) become their labels joined with
 /// `, `; any other text is the user's own answer (a number too, in double quotes: `"42"`);
-/// an empty line answers nothing (`Ok(None)`). Numbers that name no option, or several for
-/// a question that takes one, are no answer: the error says which numbers there are, to
-/// ask again.
+/// an empty line answers nothing (`Ok(None)`). Numbers that name no option (`0`, `-1`, `+1`
+/// and any past the last), or several for a question that takes one, are no answer: the
+/// error says which numbers there are, to ask again.
 pub fn answer_to(question: &Question, line: &str) -> Result<Option<String>, String> {
     let typed = line.trim();
     if typed.is_empty() {
@@ -1380,15 +1380,20 @@ pub fn answer_to(question: &Question, line: &str) -> Result<Option<String>, Stri
     }
     let words: Vec<&str> = typed.split([',', ' ']).filter(|t| !t.is_empty()).collect();
     let count = question.options.len();
-    if count == 0 || !words.iter().all(|w| w.bytes().all(|b| b.is_ascii_digit())) {
+    // A signed number (`-1`, `+1`) is a number too: it names no option, so it is asked
+    // again like `0`, not taken as the user's own words.
+    let digits = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit());
+    let number = |w: &str| digits(w.strip_prefix(['-', '+']).unwrap_or(w));
+    if count == 0 || !words.iter().all(|w| number(w)) {
         return Ok(Some(typed.to_owned()));
     }
     let mut picks: Vec<usize> = Vec::new();
     let mut wrong: Vec<&str> = Vec::new();
     for word in &words {
-        match word
-            .parse::<usize>()
-            .ok()
+        // Only unsigned digits pick an option (`usize` parsing would take `+1` as 1).
+        match Some(word)
+            .filter(|w| digits(w))
+            .and_then(|w| w.parse::<usize>().ok())
             .filter(|n| (1..=count).contains(n))
         {
             Some(n) if !picks.contains(&n) => picks.push(n),
@@ -2046,7 +2051,13 @@ mod tests {
         assert_eq!(answer_to(&single, "2, 2"), Ok(Some("L2".into())));
         assert_eq!(answer_to(&single, "\"42\""), Ok(Some("42".into())));
         assert_eq!(answer_to(&single, "3 please"), Ok(Some("3 please".into())));
-        assert_eq!(answer_to(&single, "-1"), Ok(Some("-1".into())));
+        // A signed number is a number too, and names no option (`+1` is not option 1).
+        for signed in ["-1", "+1", "-0", "1, -2"] {
+            let err = answer_to(&single, signed).unwrap_err();
+            assert!(err.starts_with("There is no option "), "{signed}: {err}");
+        }
+        assert_eq!(answer_to(&single, "\"-1\""), Ok(Some("-1".into())));
+        assert_eq!(answer_to(&single, "-"), Ok(Some("-".into())));
         let multi = question(true, 3);
         let err = answer_to(&multi, "1,3,3,0").unwrap_err();
         assert!(

@@ -1912,10 +1912,9 @@ impl PermissionEngine {
         set: &RuleSet,
         tool: &dyn Tool,
         names: &[String],
-        command: &str,
         analysis: &Analysis,
     ) -> Option<String> {
-        let nullglob = command.contains("nullglob");
+        let nullglob = crate::bash::commands::may_turn_on_nullglob(&analysis.commands);
         let rules: Vec<&CompiledRule> = [RuleBehavior::Deny, RuleBehavior::Ask]
             .into_iter()
             .flat_map(|b| self.content_rules(set, b, tool, names, Some("Bash")))
@@ -5828,7 +5827,7 @@ impl PermissionEngine {
         // the words as written, not against what runs (a file named `push`, which the line
         // may make itself, makes it `git push`). Asked even in bypass mode, as a globbed
         // command name is.
-        if let Some(why) = self.glob_may_meet_rules(set, tool, names, trimmed, analysis) {
+        if let Some(why) = self.glob_may_meet_rules(set, tool, names, analysis) {
             let reason =
                 format!("{why}; a Bash deny or ask rule cannot be checked against what it runs");
             return attach(
@@ -6198,7 +6197,7 @@ fn matches_rule_with_roots(
         && let Some(pattern) = r.shell.as_ref()
     {
         let analysis = crate::bash::parse::analyze(&command);
-        let nullglob = command.contains("nullglob");
+        let nullglob = crate::bash::commands::may_turn_on_nullglob(&analysis.commands);
         if !analysis.is_parsed()
             || analysis
                 .commands

@@ -3487,6 +3487,27 @@ pub(crate) fn listed_directory(w: &Word) -> Option<Word> {
     })
 }
 
+/// Whether the commands of a line may turn bash's `nullglob` on, so that a glob matching
+/// nothing is removed (`git zzz* push` runs `git push`). Read from the commands, not the
+/// text: bash removes quotes before `shopt` reads its argument (`shopt -s "null"glob`), and
+/// the argument may be a glob or a variable (`shopt -s nul?glob`, `shopt -s $o`). Any
+/// `shopt` counts (also behind a wrapper: `builtin shopt`), as does a word naming
+/// `nullglob` (`bash -O nullglob`, `BASHOPTS=nullglob`), a file sourced (`source f`, `. f`:
+/// what it runs is not seen) and a command whose name is computed.
+pub fn may_turn_on_nullglob(commands: &[SimpleCommand]) -> bool {
+    commands.iter().any(|c| {
+        c.assignments.iter().any(|a| a.raw.contains("nullglob"))
+            || c.words.iter().any(|w| w.raw.contains("nullglob"))
+            || wrapped_readings(&c.words).iter().any(|(words, _)| {
+                words.first().is_some_and(|w| {
+                    w.value
+                        .as_deref()
+                        .is_none_or(|v| matches!(basename(v), "shopt" | "source" | "."))
+                })
+            })
+    })
+}
+
 /// A word of `cmd` with an unquoted glob (`git pu[s]h`, `npm publis?`, `git *`) that bash
 /// may expand to a word the Bash rule `pattern` names for the program `cmd` runs (as
 /// written or behind a wrapper, as deny readings follow them: [`candidates`]). The rule,
@@ -3553,19 +3574,17 @@ pub fn glob_may_be(raw: &str, word: &str) -> bool {
         return true;
     }
     // (Too long to match character by character here: any word.)
-    let Some(marks) = unquoted_glob_marks(raw).filter(|m| m.len() <= 1_024) else {
+    let Some(marks) = unquoted_marks(raw).filter(|m| m.len() <= 1_024) else {
         return true;
     };
-    let lower = |c: char| c.to_lowercase().next().unwrap_or(c);
-    let marks: Vec<(char, bool)> = marks.into_iter().map(|(c, g)| (lower(c), g)).collect();
-    let word: Vec<char> = word.chars().map(lower).collect();
+    let word: Vec<char> = word.chars().collect();
     let mut memo = std::collections::HashMap::new();
     glob_chars_match(&marks, &word, &mut memo)
 }
 
-/// [`glob_may_be`] on the pattern's characters (each with whether it is a glob character)
-/// and the word's; `memo` holds what was found for the tails tried (by their lengths), so
-/// that many stars take no exponential time.
+/// [`glob_may_be`] on the pattern's characters (each with whether it is unquoted) and the
+/// word's; `memo` holds what was found for the tails tried (by their lengths), so that many
+/// stars take no exponential time.
 fn glob_chars_match(
     pattern: &[(char, bool)],
     word: &[char],
@@ -3580,54 +3599,103 @@ fn glob_chars_match(
     found
 }
 
+/// Whether two characters are the same but for case.
+fn same_letter(a: char, b: char) -> bool {
+    a == b || a.to_lowercase().eq(b.to_lowercase())
+}
+
 /// One step of [`glob_chars_match`].
 fn glob_tail_match(
     pattern: &[(char, bool)],
     word: &[char],
     memo: &mut std::collections::HashMap<(usize, usize), bool>,
 ) -> bool {
-    let Some((&(c, glob), rest)) = pattern.split_first() else {
+    let Some((&(c, unquoted), rest)) = pattern.split_first() else {
         return word.is_empty();
     };
-    match (c, glob) {
+    match (c, unquoted) {
         ('*', true) => (0..=word.len()).any(|i| glob_chars_match(rest, &word[i..], memo)),
         ('?', true) => !word.is_empty() && glob_chars_match(rest, &word[1..], memo),
         ('[', true) => {
-            // The class runs to the first `]` after its first character (a `]` right
-            // after `[`, `[!` or `[^` is a member); without one the `[` is literal.
-            let negated = matches!(rest.first(), Some(('!' | '^', _)));
-            let from = usize::from(negated);
-            let close = rest
-                .iter()
-                .enumerate()
-                .skip(from + 1)
-                .find(|(_, (d, _))| *d == ']')
-                .map(|(i, _)| i);
-            let Some(close) = close else {
+            let Some((close, class)) = bracket_class(rest) else {
+                // No unquoted `]` closes it: the `[` is literal.
                 return word.first() == Some(&'[') && glob_chars_match(rest, &word[1..], memo);
             };
             let Some(&w) = word.first() else {
                 return false;
             };
-            let members = &rest[from..close];
-            // A named class (`[[:alpha:]]`) may hold it.
-            let named = members.iter().any(|(d, _)| *d == ':');
-            let mut hit = named;
-            let mut i = 0;
-            while i < members.len() {
-                let a = members[i].0;
-                if members.get(i + 1).is_some_and(|(d, _)| *d == '-') && i + 2 < members.len() {
-                    let b = members[i + 2].0;
-                    hit |= a <= w && w <= b;
-                    i += 3;
-                } else {
-                    hit |= a == w;
-                    i += 1;
-                }
-            }
-            (hit != negated || named) && glob_chars_match(&rest[close + 1..], &word[1..], memo)
+            class.may_hold(w) && glob_chars_match(&rest[close + 1..], &word[1..], memo)
         }
-        _ => word.first() == Some(&c) && glob_chars_match(rest, &word[1..], memo),
+        _ => {
+            word.first().is_some_and(|&w| same_letter(w, c))
+                && glob_chars_match(rest, &word[1..], memo)
+        }
+    }
+}
+
+/// The members of a bracket class, read by [`bracket_class`].
+struct BracketClass {
+    /// `[!…]` or `[^…]`.
+    negated: bool,
+    /// It holds a POSIX class, collating symbol or equivalence class (`[:alpha:]`,
+    /// `[.p.]`, `[=p=]`), which may hold any character as far as this reads it.
+    named: bool,
+    /// Its characters and ranges (a character alone is the range from it to itself).
+    ranges: Vec<(char, char)>,
+}
+
+impl BracketClass {
+    /// Whether the class may match `w`, as written or with case ignored (as `nocaseglob`
+    /// reads it: a hit when the lower or upper case of `w` is in a range). Each range is
+    /// compared on its own characters, so that `[Z-a]` holds `_`.
+    fn may_hold(&self, w: char) -> bool {
+        if self.named {
+            return true;
+        }
+        let holds = |f: char| self.ranges.iter().any(|&(a, b)| a <= f && f <= b);
+        let as_written = holds(w);
+        let any_case = w.to_lowercase().chain(w.to_uppercase()).any(holds);
+        as_written != self.negated || any_case != self.negated
+    }
+}
+
+/// The class that `rest`, the pattern after an unquoted `[`, starts, and where its closing
+/// `]` is in `rest`; `None` when no unquoted `]` closes it. As bash's `BRACKMATCH` reads it:
+/// a `]` first (after `!` or `^`) is a member, a `[:…:]`, `[.….]` or `[=…=]` is one member
+/// whose `]` closes nothing, a quoted character is an ordinary member (`[p"]"]` holds `]`),
+/// and `a-b` is a range unless the `-` is quoted or the `]` closing the class follows it.
+fn bracket_class(rest: &[(char, bool)]) -> Option<(usize, BracketClass)> {
+    let negated = matches!(rest.first(), Some(('!' | '^', true)));
+    let mut class = BracketClass {
+        negated,
+        named: false,
+        ranges: Vec::new(),
+    };
+    let from = usize::from(negated);
+    let mut i = from;
+    loop {
+        let &(c, unquoted) = rest.get(i)?;
+        if c == ']' && unquoted && i > from {
+            return Some((i, class));
+        }
+        if c == '['
+            && unquoted
+            && let Some(&(kind @ (':' | '.' | '='), _)) = rest.get(i + 1)
+            && let Some(end) = (i + 2..rest.len().saturating_sub(1))
+                .find(|&j| rest[j].0 == kind && rest[j + 1].0 == ']')
+        {
+            class.named = true;
+            i = end + 2;
+            continue;
+        }
+        let ends_range = matches!(rest.get(i + 2), Some((']', true)) | None);
+        if matches!(rest.get(i + 1), Some(('-', true))) && !ends_range {
+            class.ranges.push((c, rest[i + 2].0));
+            i += 3;
+        } else {
+            class.ranges.push((c, c));
+            i += 1;
+        }
     }
 }
 
@@ -3635,6 +3703,19 @@ fn glob_tail_match(
 /// each with whether it is an unquoted glob character (`*`, `?`, `[`); `None` for a word
 /// holding an expansion or an ANSI-C string, which this does not follow.
 fn unquoted_glob_marks(raw: &str) -> Option<Vec<(char, bool)>> {
+    let marks = unquoted_marks(raw)?;
+    Some(
+        marks
+            .into_iter()
+            .map(|(c, unquoted)| (c, unquoted && matches!(c, '*' | '?' | '[')))
+            .collect(),
+    )
+}
+
+/// The characters a static word is made of once its quotes and backslashes are removed,
+/// each with whether it was written unquoted and unescaped; `None` for a word holding an
+/// expansion or an ANSI-C string, which this does not follow.
+fn unquoted_marks(raw: &str) -> Option<Vec<(char, bool)>> {
     let mut out = Vec::with_capacity(raw.len());
     let mut chars = raw.chars();
     while let Some(c) = chars.next() {
@@ -3668,8 +3749,7 @@ fn unquoted_glob_marks(raw: &str) -> Option<Vec<(char, bool)>> {
                 }
             },
             '$' | '`' => return None,
-            '*' | '?' | '[' => out.push((c, true)),
-            d => out.push((d, false)),
+            d => out.push((d, true)),
         }
     }
     Some(out)

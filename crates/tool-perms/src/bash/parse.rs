@@ -1127,10 +1127,10 @@ pub fn exit_status_command(command: &str) -> Option<Vec<Word>> {
                 None
             }
             "command_name" => Some(walker.word(child.named_child(0).unwrap_or(child))),
-            "variable_assignment"
-            | "file_redirect"
-            | "herestring_redirect"
-            | "heredoc_redirect" => None,
+            "file_redirect" | "herestring_redirect" | "heredoc_redirect" => {
+                descriptor_word(child, walker.src).map(|d| walker.word(d))
+            }
+            "variable_assignment" => None,
             _ if names_a_descriptor(child, walker.src) => None,
             _ => Some(walker.word(child)),
         })
@@ -1838,7 +1838,9 @@ impl Walker<'_> {
                 "command_name"
                     if names_a_descriptor(child.named_child(0).unwrap_or(child), self.src) => {}
                 "command_name" => words.push(word(self, child.named_child(0).unwrap_or(child))),
-                "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {}
+                "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
+                    words.extend(descriptor_word(child, self.src).map(|d| word(self, d)));
+                }
                 _ if names_a_descriptor(child, self.src) => {}
                 _ => words.push(word(self, child)),
             }
@@ -1952,7 +1954,7 @@ impl Walker<'_> {
                 // (`cat 2>/dev/null .env`); bash passes them to the command.
                 let extra: Vec<Node<'_>> = children
                     .iter()
-                    .flat_map(|c| extra_destinations(*c))
+                    .flat_map(|c| extra_destinations(*c, self.src))
                     .collect();
                 // What a here-document's line goes on with (`cat <<EOF | sh`, `cd x <<EOF ||
                 // cat .env`), which the parser puts inside the redirection: walked after the
@@ -2194,7 +2196,7 @@ impl Walker<'_> {
             }
             "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
                 self.redirect(node);
-                for e in extra_destinations(node) {
+                for e in extra_destinations(node, self.src) {
                     self.complex("words after a redirection without a command");
                     self.scan_word(e);
                 }
@@ -2563,7 +2565,7 @@ impl Walker<'_> {
                     .find(|c| c.kind() == "heredoc_start")
                     .is_some_and(|s| quoted_delimiter(&self.text(*s)));
                 // Words after the delimiter are the command's (its caller takes them).
-                let arguments = extra_destinations(node);
+                let arguments = extra_destinations(node, self.src);
                 let rest = heredoc_goes_on(node).filter(|_| !goes_on).map(|(_, n)| n);
                 for child in children {
                     if arguments.contains(&child) || rest == Some(child) {
@@ -2855,8 +2857,7 @@ impl Walker<'_> {
                     .filter(|c| !c.is_named())
                     .map(|c| c.kind())
                     .collect();
-                let descriptor = node.child_by_field_name("descriptor").map(|d| self.text(d));
-                if operator != "<" || descriptor.is_some_and(|d| d != "0") {
+                if operator != "<" || descriptor_of(node, self.src).is_some_and(|d| d != 0) {
                     return None;
                 }
                 let mut cursor = node.walk();
@@ -3000,21 +3001,23 @@ impl Walker<'_> {
             ) && {
                 let t = self.text(*c);
                 let t = t.trim_start();
-                // Not another descriptor's, written before it as a word of its own
-                // (`{fd}<f`; `0<f` is standard input's).
-                let before = self.src[..c.start_byte()]
+                // Its descriptor: digits that fit an `int` written as part of it (`0<f`;
+                // larger digits are a word, [`fits_a_descriptor`]), or another descriptor's,
+                // written before it as a word of its own (`{fd}<f`, `00<f`).
+                let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+                let op = &t[digits..];
+                let mut before = self.src[..c.start_byte()]
                     .iter()
                     .rev()
                     .take_while(|b| !b" \t\n;&|()".contains(b))
                     .copied()
                     .collect::<Vec<u8>>();
-                let zero = !before.is_empty() && before.iter().all(|&b| b == b'0');
-                let other = before.first() == Some(&b'}')
-                    || (!zero && !before.is_empty() && before.iter().all(u8::is_ascii_digit));
-                (t.starts_with('<') && !other)
-                    || t.starts_with("0<")
-                    || t.starts_with("0>")
-                    || (t.starts_with('>') && zero)
+                before.reverse();
+                let fd = descriptor_value(&t.as_bytes()[..digits])
+                    .or_else(|| descriptor_value(&before))
+                    .or_else(|| before.last().filter(|&&b| b == b'}').map(|_| u64::MAX));
+                (op.starts_with('<') && fd.is_none_or(|d| d == 0))
+                    || (op.starts_with('>') && fd == Some(0))
             }
         })
     }
@@ -3123,7 +3126,7 @@ impl Walker<'_> {
                 "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
                     self.redirect(child);
                     stdin_fed = self.stdin_substitution_output(child).or(stdin_fed);
-                    for e in extra_destinations(child) {
+                    for e in extra_destinations(child, self.src) {
                         self.scan_word(e);
                         if words.is_empty() {
                             self.complex("words after a redirection before the command name");
@@ -3931,7 +3934,8 @@ fn union(a: &[Option<String>], b: &[Option<String>]) -> Vec<Option<String>> {
 }
 
 /// Whether the word `node` is the descriptor of the redirection right after it, as bash
-/// reads it: digits (`0<f`, `0>&1`, `0<<<x`) or a `{name}` the shell assigns a new
+/// reads it: digits that fit an `int` (`0<f`, `0>&1`, `0<<<x`; [`fits_a_descriptor`]) or a
+/// `{name}` the shell assigns a new
 /// descriptor to (`{fd}<f`, `{fd}>&-`), written directly before an operator that starts with
 /// `<` or `>` (not `&>`, not a process substitution `<(…)`, which bash joins to the word).
 /// tree-sitter-bash takes `0` and `{name}` for a word of the command (`git 0</dev/null push`
@@ -3943,7 +3947,7 @@ fn names_a_descriptor(node: Node<'_>, src: &[u8]) -> bool {
     let Some(text) = src.get(node.start_byte()..node.end_byte()) else {
         return false;
     };
-    let digits = !text.is_empty() && text.iter().all(u8::is_ascii_digit);
+    let digits = fits_a_descriptor(text);
     let name = text
         .strip_prefix(b"{")
         .and_then(|t| t.strip_suffix(b"}"))
@@ -3956,11 +3960,55 @@ fn names_a_descriptor(node: Node<'_>, src: &[u8]) -> bool {
     (digits || name) && matches!(src.get(end), Some(b'<' | b'>')) && src.get(end + 1) != Some(&b'(')
 }
 
+/// Whether `text` is digits bash takes for a descriptor before a redirection: a number
+/// that fits an `int` (leading zeros allowed: `000001<f` is descriptor 1). Larger digits are
+/// a word of the command (`git 2147483648</dev/null push` runs `git 2147483648 push`).
+fn fits_a_descriptor(text: &[u8]) -> bool {
+    descriptor_value(text).is_some()
+}
+
+/// The descriptor `text` names when it is digits that fit an `int` ([`fits_a_descriptor`]).
+fn descriptor_value(text: &[u8]) -> Option<u64> {
+    if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n: u64 = std::str::from_utf8(text).ok()?.parse().ok()?;
+    (n <= i32::MAX as u64).then_some(n)
+}
+
+/// The descriptor the redirection `node` names in its `descriptor` field (`2<f`), when bash
+/// takes it for one ([`fits_a_descriptor`]).
+fn descriptor_of(node: Node<'_>, src: &[u8]) -> Option<u64> {
+    let d = node.child_by_field_name("descriptor")?;
+    descriptor_value(src.get(d.start_byte()..d.end_byte())?)
+}
+
+/// The digits tree-sitter-bash took for the descriptor of the redirection `node` that bash
+/// does not, a number too big for an `int`: a word of the command, written before the
+/// redirection (`git 2147483648</dev/null push` runs `git 2147483648 push`).
+fn descriptor_word<'t>(node: Node<'t>, src: &[u8]) -> Option<Node<'t>> {
+    let d = node.child_by_field_name("descriptor")?;
+    let text = src.get(d.start_byte()..d.end_byte())?;
+    (!text.is_empty() && text.iter().all(u8::is_ascii_digit) && !fits_a_descriptor(text))
+        .then_some(d)
+}
+
 /// The destinations of a file redirection after the first: tree-sitter reads the words
 /// after a redirection's target as more targets (`cat 2>/dev/null .env`), bash passes them
 /// to the command as arguments. Likewise the words after a here-document's delimiter (`cat
 /// <<EOF .env`, `cat <<EOF >/dev/null .env`), which tree-sitter puts in the redirection.
-fn extra_destinations(node: Node<'_>) -> Vec<Node<'_>> {
+/// And digits too big for a descriptor, which tree-sitter takes for the redirection's and
+/// bash for a word (`git 2147483648</dev/null push` runs `git 2147483648 push`).
+fn extra_destinations<'t>(node: Node<'t>, src: &[u8]) -> Vec<Node<'t>> {
+    let mut out = extra_targets(node, src);
+    if let Some(d) = descriptor_word(node, src) {
+        out.insert(0, d);
+    }
+    out
+}
+
+/// [`extra_destinations`] but for the descriptor.
+fn extra_targets<'t>(node: Node<'t>, src: &[u8]) -> Vec<Node<'t>> {
     let mut c = node.walk();
     match node.kind() {
         // `<&-` and `>&-` close a descriptor and take no target: the word after them is the
@@ -3973,7 +4021,7 @@ fn extra_destinations(node: Node<'_>) -> Vec<Node<'_>> {
             let mut out: Vec<Node<'_>> = Vec::new();
             for child in node.named_children(&mut c) {
                 if child.kind() == "file_redirect" {
-                    out.extend(extra_destinations(child));
+                    out.extend(extra_destinations(child, src));
                 }
             }
             let mut c = node.walk();

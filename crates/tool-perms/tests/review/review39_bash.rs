@@ -303,3 +303,165 @@ async fn a_glob_that_may_spell_a_denied_subcommand_asks() {
     ));
     assert!(!matches_rule("Bash(rm:*)", &bash, &cmd("ls *.rs"), &ctx));
 }
+
+/// Found by the second review: a POSIX bracket class inside a glob class (`[[:alpha:]]`,
+/// `[[.p.]]`, `[[=p=]]`) was taken to end at the `]` of `[:alpha:]`, so `git
+/// [[:alpha:]]ush` (bash runs `git push` when a file `push` exists) was not seen to spell
+/// `push`: allowed past `Bash(git push:*)`, in bypass mode too, and a hook's `if` missed it.
+#[tokio::test]
+async fn a_posix_bracket_class_may_spell_a_denied_subcommand() {
+    use tool_perms::bash::commands::glob_may_be;
+    let fx = Fixture::new();
+    std::fs::write(fx.proj.join("push"), "").unwrap();
+    for glob in [
+        "[[:alpha:]]ush",
+        "[[:lower:]]ush",
+        "[[.p.]]ush",
+        "[[=p=]]ush",
+        "[![:digit:]]ush",
+        "p[[:alpha:]s]sh",
+    ] {
+        assert!(glob_may_be(glob, "push"), "{glob}");
+    }
+    assert!(!glob_may_be("[[:alpha:]]ull", "push"));
+    let push = "Bash(git push:*)";
+    let mut cases = Vec::new();
+    for command in [
+        "touch push; git [[:alpha:]]ush origin main",
+        "git [[:lower:]]ush",
+        "git [[.p.]]ush",
+        "git [[=p=]]ush",
+    ] {
+        cases.push(bypass("ask", push, command));
+        cases.push(
+            case("ask", "Bash", command)
+                .allow(&["Bash(git:*)", "Bash(touch:*)"])
+                .deny(&[push]),
+        );
+    }
+    run_table(cases).await;
+    let ctx = ToolUseContext::new(&fx.proj).with_home(Some(fx.home.clone()));
+    let bash = crate::common::probe(&fx, "Bash");
+    assert!(matches_rule(
+        push,
+        &bash,
+        &json!({ "command": "git [[:alpha:]]ush" }),
+        &ctx
+    ));
+}
+
+/// Found by the second review: digits before `<` or `>` are a descriptor to bash only when
+/// the number fits an `int` (leading zeros allowed); `git --namespace 2147483648</dev/null
+/// push` runs `git --namespace 2147483648 push`, a push, which was read as `git --namespace
+/// push` (the namespace `push`, no subcommand) and allowed past `Bash(git push:*)`.
+#[tokio::test]
+async fn digits_too_big_for_a_descriptor_are_a_word() {
+    // What the real bash runs: the digits are an argument, and a redirection of standard
+    // input; digits that fit an `int` name a descriptor.
+    let fx = Fixture::new();
+    let g = fx.proj.join("g");
+    std::fs::write(&g, "#!/bin/sh\nprintf '%s\\n' \"$@\" > args\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&g, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let args = |command: &str| {
+        let _ = std::fs::remove_file(fx.proj.join("args"));
+        real_bash(command, &fx.proj, &fx.home);
+        std::fs::read_to_string(fx.proj.join("args")).unwrap_or_default()
+    };
+    assert_eq!(
+        args("./g --namespace 2147483648</dev/null push"),
+        "--namespace\n2147483648\npush\n"
+    );
+    assert_eq!(args("./g 2147483648>/dev/null push"), "2147483648\npush\n");
+    assert_eq!(args("./g 000000000000000000000<g push"), "push\n");
+    assert_eq!(args("./g 2147483647>&- push"), "push\n");
+    assert_eq!(
+        commands("git 2147483648</dev/null push"),
+        vec![vec!["git", "2147483648", "push"]]
+    );
+    assert_eq!(
+        commands("git 99999999999999999999>/dev/null push"),
+        vec![vec!["git", "99999999999999999999", "push"]]
+    );
+    assert_eq!(
+        commands("git 2147483647</dev/null push"),
+        vec![vec!["git", "push"]]
+    );
+    assert_eq!(
+        commands("git 000000000002147483647</dev/null push"),
+        vec![vec!["git", "push"]]
+    );
+    let push = "Bash(git push:*)";
+    let mut cases = Vec::new();
+    for command in [
+        "git --namespace 2147483648</dev/null push origin main",
+        "git -C 2147483648</dev/null push",
+        "git --namespace 4294967296<x push",
+        "git --namespace 2147483648>/dev/null push",
+        "git --namespace 99999999999999999999>>/dev/null push",
+    ] {
+        cases.push(bypass("deny", push, command));
+        cases.push(
+            case("deny", "Bash", command)
+                .allow(&["Bash(git:*)"])
+                .deny(&[push]),
+        );
+    }
+    run_table(cases).await;
+}
+
+/// Found by the second review: nullglob was found by the text `nullglob` in the line, but
+/// bash removes quotes before `shopt` reads its argument (`shopt -s "null"glob`), and the
+/// argument may be a glob or a variable. With nullglob on, `git zzz* push` runs `git push`
+/// (the glob that matches nothing is removed). Any `shopt` in the line now counts.
+#[tokio::test]
+async fn any_shopt_may_turn_nullglob_on() {
+    let push = "Bash(git push:*)";
+    let mut cases = Vec::new();
+    for command in [
+        "shopt -s \"null\"glob; git zzz* push",
+        "shopt -s nul?glob; git zzz* push",
+        "shopt -s 'nullglob'; git zzz* push",
+        "shopt -s $opt; git zzz* push",
+        "shopt -s null\\\nglob; git zzz* push",
+    ] {
+        cases.push(bypass("ask", push, command));
+        cases.push(
+            case("ask", "Bash", command)
+                .allow(&["Bash(git:*)", "Bash(shopt:*)"])
+                .deny(&[push]),
+        );
+    }
+    // Without a shopt a glob that cannot be `push` is no question.
+    cases.push(bypass("allow", push, "git zzz* status"));
+    run_table(cases).await;
+    let fx = Fixture::new();
+    let ctx = ToolUseContext::new(&fx.proj).with_home(Some(fx.home.clone()));
+    let bash = crate::common::probe(&fx, "Bash");
+    assert!(matches_rule(
+        push,
+        &bash,
+        &json!({ "command": "shopt -s \"null\"glob; git zzz* push" }),
+        &ctx
+    ));
+}
+
+/// Found by the second review: bracket ranges were compared lowercased, so `[Z-a]` (ASCII
+/// `Z` to `a`: `[`, `\`, `]`, `^`, `_`, `` ` ``) became the empty `[z-a]` and was not seen
+/// to spell `deploy_prod`.
+#[tokio::test]
+async fn a_range_is_compared_on_its_own_characters() {
+    use tool_perms::bash::commands::glob_may_be;
+    assert!(glob_may_be("deploy[Z-a]prod", "deploy_prod"));
+    assert!(glob_may_be("[Z-a]ush", "_ush"));
+    // Case is still ignored, as nocaseglob would.
+    assert!(glob_may_be("[A-Z]ush", "push"));
+    assert!(glob_may_be("[a-z]USH", "PUSH"));
+    assert!(!glob_may_be("[0-9]ush", "push"));
+    run_table(vec![bypass(
+        "ask",
+        "Bash(make deploy_prod:*)",
+        "touch deploy_prod; make deploy[Z-a]prod",
+    )])
+    .await;
+}

@@ -29,8 +29,8 @@ use crate::bash::commands::{
 };
 use crate::bash::file_uses::{config_variables, file_uses};
 use crate::bash::parse::{
-    Analysis, INPUT_SUBCOMMAND, MAX_ANALYZED_CHARS, Redirect, RedirectKind, SimpleCommand,
-    UNKNOWN_DIR, Word, analyze, basename, behind_wrappers, trim_command,
+    Analysis, INPUT_SUBCOMMAND, MAX_ANALYZED_CHARS, REDIRECT_BEFORE_NAME, Redirect, RedirectKind,
+    SimpleCommand, UNKNOWN_DIR, Word, analyze, basename, behind_wrappers, trim_command,
 };
 use crate::bash::pattern::{ShellPattern, escape_stars, first_word};
 use crate::bash::values::{plain_word, substituted};
@@ -809,6 +809,18 @@ impl Finding {
             .reason(DecisionReason::SafetyCheck { reason: why })
             .immune()
             .sub(sub)
+    }
+
+    /// A whole command line's safety check that a Bash deny or ask rule (or another
+    /// bypass-proof check) cannot be settled: "This command cannot be proven safe and needs
+    /// approval: WHY.", with `reason` for the decision, asked even in bypass mode.
+    fn unproven(why: &str, reason: String) -> Self {
+        Finding::new(
+            Kind::Ask,
+            format!("This command cannot be proven safe and needs approval: {why}."),
+        )
+        .reason(DecisionReason::SafetyCheck { reason })
+        .immune()
     }
 
     /// A whole command line's safety check: "This command needs approval: WHY.", asked
@@ -5817,9 +5829,16 @@ impl PermissionEngine {
             }
             None
         }) {
-            let why = format!(
-                "the command name `{name}` is a brace list or a glob that bash expands, so what runs cannot be checked"
-            );
+            // (A `{fd}` or digits written before the command name are a redirection's
+            // descriptor to bash, which the parser may read as a brace word: said as what
+            // it is.)
+            let why = if analysis.complex.iter().any(|c| c == REDIRECT_BEFORE_NAME) {
+                format!("{REDIRECT_BEFORE_NAME}, so what runs cannot be checked")
+            } else {
+                format!(
+                    "the command name `{name}` is a brace list or a glob that bash expands, so what runs cannot be checked"
+                )
+            };
             return attach(Finding::needs_approval(why), &details);
         }
         // A glob among the words (`git pu[s]h`, `npm publis?`) that bash may expand to a
@@ -5830,15 +5849,7 @@ impl PermissionEngine {
         if let Some(why) = self.glob_may_meet_rules(set, tool, names, analysis) {
             let reason =
                 format!("{why}; a Bash deny or ask rule cannot be checked against what it runs");
-            return attach(
-                Finding::new(
-                    Kind::Ask,
-                    format!("This command cannot be proven safe and needs approval: {why}."),
-                )
-                .reason(DecisionReason::SafetyCheck { reason })
-                .immune(),
-                &details,
-            );
+            return attach(Finding::unproven(&why, reason), &details);
         }
         if !analysis.is_parsed() {
             // What the parser could not read bash may run all the same (`{rm,-rf,~}` is
@@ -5871,15 +5882,7 @@ impl PermissionEngine {
             let reason = format!(
                 "{why}; a Bash deny or ask rule for `{program}` cannot be checked against what it runs"
             );
-            return attach(
-                Finding::new(
-                    Kind::Ask,
-                    format!("This command cannot be proven safe and needs approval: {why}."),
-                )
-                .reason(DecisionReason::SafetyCheck { reason })
-                .immune(),
-                &details,
-            );
+            return attach(Finding::unproven(&why, reason), &details);
         }
         // A command whose name or script is computed (`$X -rf x`, `eval "$y"`, a shell
         // reading its script from stdin, git configured to run an alias or a pager) could be
@@ -5908,15 +5911,7 @@ impl PermissionEngine {
                     "{why}; what it reads may be outside the working directories (`permissions.blockReadsOutsideWorkingDirectories`)"
                 )
             };
-            return attach(
-                Finding::new(
-                    Kind::Ask,
-                    format!("This command cannot be proven safe and needs approval: {why}."),
-                )
-                .reason(DecisionReason::SafetyCheck { reason })
-                .immune(),
-                &details,
-            );
+            return attach(Finding::unproven(&why, reason), &details);
         }
         if !analysis.is_simple() {
             let why = analysis.complex.join("; ");

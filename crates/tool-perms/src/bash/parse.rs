@@ -377,6 +377,10 @@ impl Analysis {
     }
 }
 
+/// The [`Analysis::complex`] reason for words after a redirection written before the
+/// command name (`0<f git push`, `{fd}>&- git push`): bash runs those words.
+pub const REDIRECT_BEFORE_NAME: &str = "words after a redirection before the command name";
+
 /// [`Analysis::complex`] reasons that mean the command was not parsed in full.
 const NOT_PARSED: &str = "the command could not be parsed";
 const SYNTAX_ERROR: &str = "the command has a syntax error";
@@ -1836,7 +1840,10 @@ impl Walker<'_> {
                     safe_value: false,
                 }),
                 "command_name"
-                    if names_a_descriptor(child.named_child(0).unwrap_or(child), self.src) => {}
+                    if names_a_descriptor(child.named_child(0).unwrap_or(child), self.src) =>
+                {
+                    self.complex(REDIRECT_BEFORE_NAME);
+                }
                 "command_name" => words.push(word(self, child.named_child(0).unwrap_or(child))),
                 "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
                     words.extend(descriptor_word(child, self.src).map(|d| word(self, d)));
@@ -3054,7 +3061,7 @@ impl Walker<'_> {
                 if child.kind() == "command_name" {
                     // The words after the redirection are the command (`0<f git push`):
                     // judged as `<f git push` is.
-                    self.complex("words after a redirection before the command name");
+                    self.complex(REDIRECT_BEFORE_NAME);
                 }
                 continue;
             }
@@ -3129,7 +3136,7 @@ impl Walker<'_> {
                     for e in extra_destinations(child, self.src) {
                         self.scan_word(e);
                         if words.is_empty() {
-                            self.complex("words after a redirection before the command name");
+                            self.complex(REDIRECT_BEFORE_NAME);
                         }
                         words.push(self.word(e));
                     }
@@ -3944,7 +3951,14 @@ fn names_a_descriptor(node: Node<'_>, src: &[u8]) -> bool {
     if !matches!(node.kind(), "number" | "word" | "concatenation") {
         return false;
     }
-    let Some(text) = src.get(node.start_byte()..node.end_byte()) else {
+    // (Where the parser found a syntax error it may leave the `{` of `{fd}` out of the
+    // word: `fd}`.)
+    let start = node.start_byte();
+    let start = match src.get(start.wrapping_sub(1)..=start) {
+        Some([b'{', c]) if *c != b'{' => start - 1,
+        _ => start,
+    };
+    let Some(text) = src.get(start..node.end_byte()) else {
         return false;
     };
     let digits = fits_a_descriptor(text);

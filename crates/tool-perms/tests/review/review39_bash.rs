@@ -465,3 +465,31 @@ async fn a_range_is_compared_on_its_own_characters() {
     )])
     .await;
 }
+
+/// Found by the second review: `{fd}>&- git push` asked, rightly, but said "the command name
+/// `fd}` is a brace list or a glob": what the question is about is the redirection written
+/// before the command name.
+#[tokio::test]
+async fn a_redirection_before_the_name_is_named_as_such() {
+    let fx = Fixture::new();
+    for command in ["{fd}>&- git push", "{fd}>&- git push origin main"] {
+        let c = bypass("ask", "Bash(git push:*)", command);
+        match run(&fx, &c).await {
+            PermissionResult::Ask { message, .. } => {
+                assert!(
+                    message.contains("a redirection before the command name"),
+                    "{command}: {message}"
+                );
+                assert!(!message.contains("brace list"), "{command}: {message}");
+            }
+            other => panic!("{command}: expected ask, got {other:?}"),
+        }
+    }
+    // Where the parser's fallback reads the words after it, a deny rule sees them.
+    run_table(vec![bypass(
+        "deny",
+        "Bash(git push:*)",
+        "{fd}</dev/null git push",
+    )])
+    .await;
+}

@@ -166,6 +166,10 @@ pub fn price_per_million(model: &str) -> (f64, f64) {
     }
 }
 
+/// What the API bills for one search of its `web_search` server tool, in US dollars (10
+/// dollars per 1,000 searches, as Claude Code counts it), on top of the tokens.
+pub const WEB_SEARCH_USD: f64 = 0.01;
+
 /// Tokens of one or more responses, as the API counts them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TokenUsage {
@@ -313,6 +317,15 @@ impl Spend {
         s.usage.remove(before);
         s.usage.add(now);
         s.usd += usd;
+    }
+
+    /// Records `searches` searches of the API's `web_search` server tool (a response's
+    /// `usage.server_tool_use.web_search_requests`), billed at [`WEB_SEARCH_USD`] each
+    /// besides their response's tokens.
+    #[expect(clippy::cast_precision_loss, reason = "a count of searches")]
+    pub fn add_web_searches(&self, searches: u64) {
+        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        s.usd += searches as f64 * WEB_SEARCH_USD;
     }
 
     /// Sets the spending limit in US dollars (`None`: no limit). [`AgentLoop::run`] sets

@@ -461,9 +461,9 @@ pub struct AnthropicClient {
 }
 
 /// How long a response may stay silent, and whether `API_TIMEOUT_MS` said so: what a
-/// silence that ended the request is reported as.
+/// silence that ended the request is reported as. WebSearch's requests share it.
 #[derive(Debug, Clone, Copy)]
-struct SilenceLimit {
+pub(super) struct SilenceLimit {
     limit: Duration,
     from_env: bool,
 }
@@ -486,7 +486,7 @@ impl SilenceLimit {
     /// `e` in words: a silence past the limit says so (reqwest's own text is "error decoding
     /// response body: operation timed out"), anything else (a connection that could not be
     /// made in time included) is the error and its sources.
-    fn describe(self, e: &reqwest::Error) -> String {
+    pub(super) fn describe(self, e: &reqwest::Error) -> String {
         if e.is_timeout() && !e.is_connect() {
             self.to_string()
         } else {
@@ -497,8 +497,8 @@ impl SilenceLimit {
 
 /// Whether an error answer is retried: what the API's `x-should-retry` header says when it
 /// says it, else 408 (timeout), 409 (conflict), 429 (rate limit), 529 (overloaded) and other
-/// 5xx, as the Anthropic SDKs and Claude Code retry.
-fn retryable(status: u16, should_retry: Option<&str>) -> bool {
+/// 5xx, as the Anthropic SDKs and Claude Code retry. WebSearch's requests retry the same.
+pub(super) fn retryable(status: u16, should_retry: Option<&str>) -> bool {
     match should_retry {
         Some("true") => true,
         Some("false") => false,
@@ -511,8 +511,9 @@ const MAX_BACKOFF: Duration = Duration::from_secs(32);
 
 /// The wait before attempt `attempt + 1`: `base` doubled per attempt up to [`MAX_BACKOFF`],
 /// less up to a quarter at random so that agents hitting a limit together do not all come
-/// back at the same moment, and never less than what the server asked for.
-fn retry_delay(base: Duration, attempt: u32, asked: Option<Duration>) -> Duration {
+/// back at the same moment, and never less than what the server asked for. WebSearch's
+/// retries wait the same.
+pub(super) fn retry_delay(base: Duration, attempt: u32, asked: Option<Duration>) -> Duration {
     use std::hash::{BuildHasher as _, Hasher as _};
     let doubled = base
         .saturating_mul(
@@ -581,7 +582,7 @@ pub fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
 
 /// How long a response may stay silent: `API_TIMEOUT_MS` (Claude Code's variable), else ten
 /// minutes.
-fn read_timeout() -> SilenceLimit {
+pub(super) fn read_timeout() -> SilenceLimit {
     let set = std::env::var("API_TIMEOUT_MS")
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
@@ -617,23 +618,30 @@ where
     text
 }
 
+/// The HTTP client of requests to the Messages API (the streaming client's and
+/// WebSearch's): rustls, [`USER_AGENT`], 30 seconds to connect, and `silence` the longest a
+/// response may stay silent.
+pub(super) fn http_client(silence: SilenceLimit) -> Result<reqwest::Client, AgentError> {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Another thread may have installed one meanwhile; either way one is installed.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+    reqwest::Client::builder()
+        // A default header: one `ANTHROPIC_CUSTOM_HEADERS` sets replaces it.
+        .user_agent(USER_AGENT)
+        .connect_timeout(Duration::from_secs(30))
+        // A connection that goes silent (no byte, not even the stream's pings) for this
+        // long fails instead of hanging the run.
+        .read_timeout(silence.limit)
+        .build()
+        .map_err(|e| AgentError::Setup(format!("cannot build the HTTP client: {e}")))
+}
+
 impl AnthropicClient {
     /// A client for `config`.
     pub fn new(config: ClientConfig) -> Result<Self, AgentError> {
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            // Another thread may have installed one meanwhile; either way one is installed.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
         let silence = read_timeout();
-        let http = reqwest::Client::builder()
-            // A default header: one `ANTHROPIC_CUSTOM_HEADERS` sets replaces it.
-            .user_agent(USER_AGENT)
-            .connect_timeout(Duration::from_secs(30))
-            // A connection that goes silent (no byte, not even the stream's pings) for this
-            // long fails instead of hanging the run.
-            .read_timeout(silence.limit)
-            .build()
-            .map_err(|e| AgentError::Setup(format!("cannot build the HTTP client: {e}")))?;
+        let http = http_client(silence)?;
         Ok(Self {
             http,
             config,

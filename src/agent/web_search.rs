@@ -8,8 +8,9 @@
 //! The request is not streamed: the run's streaming client reads text and tool calls only,
 //! and the search results are whole blocks the answer holds. It goes to the run's API (its
 //! base URL, key or token, `ANTHROPIC_CUSTOM_HEADERS` and retries, [`ClientConfig`]), and
-//! its tokens count in the run's [`Spend`] (`--max-budget-usd` sees them). Once that spend
-//! has reached its limit no search is made: the call fails with the reason.
+//! its tokens and its searches (each billed [`WEB_SEARCH_USD`](super::WEB_SEARCH_USD)) count
+//! in the run's [`Spend`] (`--max-budget-usd` sees them). Once that spend has reached its
+//! limit no search is made: the call fails with the reason.
 
 use std::time::Duration;
 
@@ -18,7 +19,10 @@ use serde_json::{Value, json};
 use tool_core::async_trait;
 use tools_builtin::web_search::{WebSearchBackend, WebSearchHit, WebSearchResult};
 
-use super::client::{ANTHROPIC_VERSION, AgentError, ClientConfig, USER_AGENT, retry_after};
+use super::client::{
+    ANTHROPIC_VERSION, AgentError, ClientConfig, SilenceLimit, http_client, read_timeout,
+    retry_after, retry_delay, retryable,
+};
 use super::{RequestBy, Spend, TokenUsage};
 
 /// The search model's system prompt (Claude Code's).
@@ -38,12 +42,10 @@ const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 /// The most of an error answer said.
 const MAX_ERROR_CHARS: usize = 2000;
 
-/// The longest wait between two attempts (the client's).
-const MAX_BACKOFF: Duration = Duration::from_secs(32);
-
 /// Searches the web with the run's model and the API's `web_search` server tool.
 pub struct WebSearcher {
     http: reqwest::Client,
+    silence: SilenceLimit,
     config: ClientConfig,
     model: String,
     spend: Spend,
@@ -65,25 +67,12 @@ impl WebSearcher {
         model: impl Into<String>,
         spend: Spend,
     ) -> Result<Self, AgentError> {
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            // Another thread may have installed one meanwhile; either way one is installed.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
         // The search runs on the server before any byte of the answer comes: the silence
         // allowed is the client's (`API_TIMEOUT_MS`, else ten minutes).
-        let silence = std::env::var("API_TIMEOUT_MS")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .filter(|ms| *ms > 0)
-            .map_or(Duration::from_secs(600), Duration::from_millis);
-        let http = reqwest::Client::builder()
-            .user_agent(USER_AGENT)
-            .connect_timeout(Duration::from_secs(30))
-            .read_timeout(silence)
-            .build()
-            .map_err(|e| AgentError::Setup(format!("cannot build the HTTP client: {e}")))?;
+        let silence = read_timeout();
         Ok(Self {
-            http,
+            http: http_client(silence)?,
+            silence,
             config,
             model: model.into(),
             spend,
@@ -112,7 +101,7 @@ impl WebSearcher {
         let response = builder
             .send()
             .await
-            .map_err(|e| (request_error(&e), !e.is_builder(), None))?;
+            .map_err(|e| (self.silence.describe(&e), !e.is_builder(), None))?;
         let status = response.status();
         let wait = retry_after(response.headers());
         let should_retry = response
@@ -120,16 +109,26 @@ impl WebSearcher {
             .get("x-should-retry")
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let bytes = read_capped(response)
-            .await
-            .map_err(|e| (format!("the answer broke off: {e}"), true, None))?;
+        // An answer too large is no failure of the line: asked again, the searches would
+        // be made (and billed) again for the same answer.
+        let bytes = read_capped(response).await.map_err(|e| match e {
+            ReadError::TooLarge => (
+                format!(
+                    "the API's answer is larger than {} MiB, more than a search's answer is read",
+                    MAX_RESPONSE_BYTES / (1024 * 1024)
+                ),
+                false,
+                None,
+            ),
+            ReadError::BrokeOff(e) => (
+                format!("the answer broke off: {}", self.silence.describe(&e)),
+                true,
+                None,
+            ),
+        })?;
         if !status.is_success() {
             let code = status.as_u16();
-            let retried = match should_retry.as_deref() {
-                Some("true") => true,
-                Some("false") => false,
-                _ => matches!(code, 408 | 409 | 429) || (500..600).contains(&code),
-            };
+            let retried = retryable(code, should_retry.as_deref());
             let text: String = String::from_utf8_lossy(&bytes)
                 .chars()
                 .take(MAX_ERROR_CHARS)
@@ -147,35 +146,22 @@ impl WebSearcher {
     }
 }
 
-/// A request's error and its causes (reqwest's own text hides them), the URL it names with
-/// its user info and query redacted: a gateway's key may ride in the base URL's query.
-fn request_error(e: &reqwest::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        let said = cause.to_string();
-        if !text.contains(&said) {
-            text.push_str(": ");
-            text.push_str(&said);
-        }
-        source = cause.source();
-    }
-    match e.url() {
-        Some(url) => text.replace(url.as_str(), &tool_core::redact_url(url.as_str())),
-        None => text,
-    }
+/// Why an answer's body was not read whole.
+enum ReadError {
+    /// It is larger than [`MAX_RESPONSE_BYTES`].
+    TooLarge,
+    /// Reading it failed (the connection broke, or went silent).
+    BrokeOff(reqwest::Error),
 }
 
 /// The body of `response`, up to [`MAX_RESPONSE_BYTES`] (more is an error).
-async fn read_capped(response: reqwest::Response) -> Result<Vec<u8>, String> {
+async fn read_capped(response: reqwest::Response) -> Result<Vec<u8>, ReadError> {
     let mut body = Vec::new();
     let mut chunks = response.bytes_stream();
     while let Some(chunk) = chunks.next().await {
-        let chunk = chunk.map_err(|e| e.to_string())?;
+        let chunk = chunk.map_err(ReadError::BrokeOff)?;
         if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
-            return Err(format!(
-                "the answer is larger than {MAX_RESPONSE_BYTES} bytes"
-            ));
+            return Err(ReadError::TooLarge);
         }
         body.extend_from_slice(&chunk);
     }
@@ -259,15 +245,21 @@ pub fn results_from(blocks: &[Value]) -> Vec<WebSearchResult> {
     results
 }
 
-/// The usage an answer reports.
-fn usage_of(answer: &Value) -> TokenUsage {
-    let n = |key: &str| answer["usage"][key].as_u64().unwrap_or_default();
-    TokenUsage {
+/// The usage an answer reports: its tokens, and how many searches the server tool made
+/// (`usage.server_tool_use.web_search_requests`, billed besides the tokens).
+fn usage_of(answer: &Value) -> (TokenUsage, u64) {
+    let usage = &answer["usage"];
+    let n = |key: &str| usage[key].as_u64().unwrap_or_default();
+    let tokens = TokenUsage {
         input_tokens: n("input_tokens"),
         output_tokens: n("output_tokens"),
         cache_creation_input_tokens: n("cache_creation_input_tokens"),
         cache_read_input_tokens: n("cache_read_input_tokens"),
-    }
+    };
+    let searches = usage["server_tool_use"]["web_search_requests"]
+        .as_u64()
+        .unwrap_or_default();
+    (tokens, searches)
 }
 
 #[async_trait]
@@ -289,17 +281,15 @@ impl WebSearchBackend for WebSearcher {
             self.spend.count_request(RequestBy::WebSearch);
             match self.attempt(&body).await {
                 Ok(answer) => {
-                    self.spend.add(&self.model, &usage_of(&answer));
+                    let (tokens, searches) = usage_of(&answer);
+                    self.spend.add(&self.model, &tokens);
+                    self.spend.add_web_searches(searches);
                     let blocks = answer["content"].as_array().cloned().unwrap_or_default();
                     return Ok(results_from(&blocks));
                 }
                 Err((why, retried, asked)) if retried && attempt < attempts => {
-                    let doubled = self
-                        .config
-                        .backoff
-                        .saturating_mul(1 << (attempt - 1).min(16))
-                        .min(MAX_BACKOFF);
-                    let delay = asked.map_or(doubled, |w| w.max(doubled));
+                    // The client's wait: doubled per attempt, with its jitter.
+                    let delay = retry_delay(self.config.backoff, attempt, asked);
                     tracing::warn!(
                         "web search: {why}; retrying in {:.1} s (attempt {} of {attempts})",
                         delay.as_secs_f64(),

@@ -231,7 +231,9 @@ fn agent_searches_with_the_web_search_server_tool() {
              using markdown hyperlinks."
         )
     );
-    // The search's tokens count in the run.
+    // The search's tokens count in the run, and so does its search: the API bills each
+    // (`usage.server_tool_use.web_search_requests`) at $10 per 1,000, as Claude Code counts
+    // it (found by code review 39: the fee was missing from `cost_usd` and the budget).
     let summary = json_out(&out);
     let cost = summary["cost_usd"].as_f64().unwrap();
     let usage = &summary["usage"];
@@ -239,7 +241,12 @@ fn agent_searches_with_the_web_search_server_tool() {
     let own = (usage["input_tokens"].as_u64().unwrap() as f64 * 3.0
         + usage["output_tokens"].as_u64().unwrap() as f64 * 15.0)
         / 1e6;
-    assert!(cost > own + 1e-7, "{cost} vs {own}: {usage}");
+    let search_tokens = (50.0 * 3.0 + 40.0 * 15.0) / 1e6;
+    assert_eq!(model, "claude-sonnet-4-5", "the prices above are Sonnet's");
+    assert!(
+        (cost - (own + search_tokens + 0.01)).abs() < 1e-9,
+        "{cost} is not {own} + {search_tokens} + the search's $0.01: {usage}"
+    );
 }
 
 /// `serve` has no model to search with: its clients are not offered a WebSearch whose every
@@ -271,4 +278,106 @@ fn serve_does_not_offer_web_search() {
         .collect();
     assert!(names.contains(&"WebFetch"), "{names:?}");
     assert!(!names.contains(&"WebSearch"), "{names:?}");
+}
+
+/// Found by code review 39: a search answer over 16 MiB was taken for one that broke off
+/// (`the answer broke off: the answer is larger than 16777216 bytes`) and asked for again,
+/// each time making (and paying for) the searches again. It is refused once, saying what it
+/// is.
+#[test]
+fn a_search_answer_too_large_is_not_asked_for_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let call = turn(
+        None,
+        &[("toolu_s", "WebSearch", json!({"query": "rust release"}))],
+    );
+    let huge = format!("{{\"pad\": \"{}\"}}", "x".repeat(17 * 1024 * 1024));
+    let (api, seen) = serve(move |_, request| {
+        if request.body["system"] == "You are an assistant for performing a web search tool use" {
+            Reply::Status(200, huge.clone())
+        } else if request.messages().len() == 1 {
+            full(call.clone())
+        } else {
+            full(turn(Some("done"), &[]))
+        }
+    });
+    let allow = allow_web_search();
+    let out = agent_command(&api, dir.path(), &["--json", "--settings", &allow], "go")
+        .env_remove("CLAUDE_CODE_MAX_WEB_SEARCHES_PER_SESSION")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    let searches = seen
+        .iter()
+        .filter(|r| r.body["system"] == "You are an assistant for performing a web search tool use")
+        .count();
+    assert_eq!(
+        searches,
+        1,
+        "the searches were made again: {}",
+        stderr(&out)
+    );
+    let last = seen.last().unwrap();
+    let result = &results(&last.messages()[2])[0].1;
+    assert_eq!(result["is_error"], true, "{result}");
+    let said = result["content"].to_string();
+    assert!(
+        said.contains("larger than 16 MiB") && !said.contains("broke off"),
+        "{said}"
+    );
+}
+
+/// WebSearch retries as the run's client does (code review 39 found a copy of the client's
+/// retry code without its jitter; the client's own is called now): an overloaded answer is
+/// asked again and the search goes on, a bad request is not asked again.
+#[test]
+fn a_search_is_retried_as_the_client_retries() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    for (first, searches, ok) in [(529, 2, true), (400, 1, false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let call = turn(
+            None,
+            &[("toolu_s", "WebSearch", json!({"query": "rust release"}))],
+        );
+        let made = AtomicUsize::new(0);
+        let (api, seen) = serve(move |_, request| {
+            if request.body["system"] == "You are an assistant for performing a web search tool use"
+            {
+                if made.fetch_add(1, Ordering::SeqCst) == 0 {
+                    let error = json!({"type": "error", "error":
+                        {"type": "overloaded_error", "message": "busy"}});
+                    Reply::Status(first, error.to_string())
+                } else {
+                    Reply::Status(200, search_answer())
+                }
+            } else if request.messages().len() == 1 {
+                full(call.clone())
+            } else {
+                full(turn(Some("done"), &[]))
+            }
+        });
+        let allow = allow_web_search();
+        let out = agent_command(&api, dir.path(), &["--json", "--settings", &allow], "go")
+            .env_remove("CLAUDE_CODE_MAX_WEB_SEARCHES_PER_SESSION")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let seen = seen.lock().unwrap();
+        let made = seen
+            .iter()
+            .filter(|r| {
+                r.body["system"] == "You are an assistant for performing a web search tool use"
+            })
+            .count();
+        assert_eq!(made, searches, "{first}: {}", stderr(&out));
+        let result = &results(&seen.last().unwrap().messages()[2])[0].1;
+        let said = result["content"].to_string();
+        if ok {
+            assert!(said.contains("Announcing Rust 1.90"), "{said}");
+        } else {
+            assert_eq!(result["is_error"], true, "{result}");
+            assert!(said.contains("the API answered 400"), "{said}");
+        }
+    }
 }

@@ -468,14 +468,25 @@ fn brace_expanded_values(words: &[Word]) -> Option<Vec<String>> {
 /// [`MAX_OPTION_READINGS`] of them (a deny rule may then see a word that was a value: a
 /// question too many, never a command missed).
 fn past_leading_options(words: &[String]) -> Vec<String> {
+    let program = words.first().map(|w| basename(w)).unwrap_or_default();
+    leading_option_walk(words)
+        .0
+        .into_iter()
+        .map(|from| format!("{program} {}", words[from..].join(" ")))
+        .collect()
+}
+
+/// Where the readings of [`past_leading_options`] start in `words`, and the last index
+/// the walk over the leading options looked at (the words that decided where they start;
+/// 1 when there are no leading options).
+fn leading_option_walk(words: &[String]) -> (Vec<usize>, usize) {
     let is_option =
         |w: &str| w.len() > 1 && w != "--" && (w.starts_with('-') || w.starts_with('+'));
     let mut out = Vec::new();
     if words.len() < 3 || !(is_option(&words[1]) || words[1] == "--") {
-        return out;
+        return (out, 1);
     }
     let program = basename(&words[0]);
-    let reading = |from: usize| format!("{program} {}", words[from..].join(" "));
     if program == "git" {
         // Known options are read by git's table; after an unknown one the next word is read
         // both as its value and as the subcommand. `--` ends them.
@@ -491,35 +502,35 @@ fn past_leading_options(words: &[String]) -> Vec<String> {
             let takes_value = GIT_VALUE_OPTIONS.contains(&w.as_str());
             let unknown = !known_flag && !takes_value;
             if unknown && i + 1 < words.len() {
-                out.push(reading(i + 1));
+                out.push(i + 1);
             }
             i += 1 + usize::from(takes_value || unknown);
         }
         if i < words.len() {
-            out.push(reading(i));
+            out.push(i);
         }
-        return out;
+        return (out, i);
     }
     let mut after_option = false;
     for j in 1..words.len() {
         let w = words[j].as_str();
         if w == "--" {
             if j + 1 < words.len() {
-                out.push(reading(j + 1));
+                out.push(j + 1);
             }
-            break;
+            return (out, j + 1);
         }
         if is_option(w) {
             after_option = !w.contains('=');
             continue;
         }
-        out.push(reading(j));
+        out.push(j);
         if !after_option || out.len() >= MAX_OPTION_READINGS {
-            break;
+            return (out, j);
         }
         after_option = false;
     }
-    out
+    (out, words.len())
 }
 
 /// How many readings [`past_leading_options`] gives a program's leading options at most.
@@ -3523,11 +3534,32 @@ pub fn glob_may_meet_rule<'c>(
     pattern: &super::pattern::ShellPattern,
     nullglob: bool,
 ) -> Option<&'c Word> {
-    use super::pattern::RuleWord;
+    use super::pattern::{RuleWord, ShellPattern};
     let (program, named) = pattern.named_words();
     if named.is_empty() {
         return None;
     }
+    // A rule of whole words fixes where they stand; a `*` of a wildcard may stand for
+    // several words, so there any glob that may be one of them counts.
+    let in_order: Option<Vec<&str>> = match pattern {
+        ShellPattern::Prefix(_) | ShellPattern::Exact(_) => named
+            .iter()
+            .map(|n| match n {
+                RuleWord::Whole(n) => Some(n.as_str()),
+                RuleWord::Part => None,
+            })
+            .collect(),
+        ShellPattern::Wildcard { .. } => None,
+    };
+    let glob_anywhere = |args: &'c [Word]| {
+        args.iter().filter(|w| w.glob).find(|g| {
+            nullglob
+                || named.iter().any(|n| match n {
+                    RuleWord::Part => true,
+                    RuleWord::Whole(n) => glob_may_be(&g.raw, n),
+                })
+        })
+    };
     let mut todo: Vec<&[Word]> = vec![&cmd.words[..]];
     let mut seen = 0;
     while let Some(words) = todo.pop() {
@@ -3552,18 +3584,73 @@ pub fn glob_may_meet_rule<'c>(
         if !runs {
             continue;
         }
-        let found = args.iter().filter(|w| w.glob).find(|g| {
-            nullglob
-                || named.iter().any(|n| match n {
-                    RuleWord::Part => true,
-                    RuleWord::Whole(n) => glob_may_be(&g.raw, n),
-                })
-        });
+        let found = match &in_order {
+            Some(rule) if words.iter().all(|w| w.value.is_some()) => {
+                glob_in_rule_position(words, rule, nullglob)
+            }
+            _ => glob_anywhere(args),
+        };
         if found.is_some() {
             return found;
         }
     }
     None
+}
+
+/// For [`glob_may_meet_rule`], a rule of whole words (`git push:*`, `git push`): a glob of
+/// `words` (a reading of a command through its wrappers, its program first, every word
+/// static) that may put `rule`'s words (after its program) where the rule matches them, in
+/// any reading deny and ask rules take ([`leading_option_walk`]: as written, and past the
+/// program's leading options). In each such reading the words are compared with the rule's
+/// position by position: a word that differs from the rule's before any glob means the
+/// reading cannot match (`git add *`); a glob counts where it may be the rule's word at its
+/// place, or, with `nullglob`, anywhere up to the rule's last
+/// word (it may vanish); the first glob at or before the rule's last word decides, as the
+/// words it expands to are all spelled by it. A glob among the words the option walk looked
+/// at may change where it stops (bash may expand it to options, to several words): from it
+/// on every word may start a reading (`git -C * status push` runs `git -C + -C status push`
+/// with files `+` and `-C`, in the C locale).
+fn glob_in_rule_position<'c>(words: &'c [Word], rule: &[&str], nullglob: bool) -> Option<&'c Word> {
+    let spelled: Vec<String> = words
+        .iter()
+        .map(|w| w.value.clone().unwrap_or_else(|| w.raw.clone()))
+        .collect();
+    let (mut starts, looked_at) = leading_option_walk(&spelled);
+    starts.push(1);
+    if let Some(g) = words
+        .iter()
+        .take(looked_at.saturating_add(1))
+        .skip(1)
+        .position(|w| w.glob)
+    {
+        starts.extend(g + 1..words.len());
+    }
+    starts.iter().find_map(|&s| {
+        for (at, w) in words.get(s..)?.iter().enumerate().take(rule.len()) {
+            let named = rule[at];
+            if w.glob {
+                return (nullglob || glob_may_be(&w.raw, named)).then_some(w);
+            }
+            let value = w.value.as_deref()?;
+            if value.contains([' ', '\t']) {
+                // One word that is several of the rule's: compared as before, any glob
+                // after it that may be any of its words.
+                return glob_anywhere_of(&words[s + at..], rule, nullglob);
+            }
+            if value != named {
+                return None;
+            }
+        }
+        None
+    })
+}
+
+/// The first glob of `words` that may be any of `rule`'s words, or any glob with `nullglob`.
+fn glob_anywhere_of<'c>(words: &'c [Word], rule: &[&str], nullglob: bool) -> Option<&'c Word> {
+    words
+        .iter()
+        .filter(|w| w.glob)
+        .find(|g| nullglob || rule.iter().any(|n| glob_may_be(&g.raw, n)))
 }
 
 /// Whether the word `raw`, holding an unquoted glob, may expand to the word `word` (bash's

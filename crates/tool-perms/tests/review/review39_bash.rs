@@ -493,3 +493,86 @@ async fn a_redirection_before_the_name_is_named_as_such() {
     )])
     .await;
 }
+
+/// Found by the second review: under `Bash(git push:*)` any glob that might spell `push`
+/// asked, wherever it stood, in bypass mode too: `git add *`, `git diff -- *`. A glob now
+/// counts only where it may put the rule's words where the rule reads them: the words are
+/// compared with the rule's position by position, in each reading the deny rules take (as
+/// written, past git's global options), and a word before the glob that differs from the
+/// rule's (`add`) means the reading cannot match. A glob among the options may change the
+/// reading (`git -C * status push` runs `git -C + -C status push`, a push, with files `+`
+/// and `-C` in the C locale): it still asks.
+#[tokio::test]
+async fn a_glob_counts_only_where_the_rule_may_read_it() {
+    // What the real bash runs for the glob among git's options.
+    let fx = Fixture::new();
+    let dir = fx.proj.join("d");
+    std::fs::create_dir_all(fx.proj.join("bin")).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("+"), "").unwrap();
+    std::fs::write(dir.join("-C"), "").unwrap();
+    let git = fx.proj.join("bin/git");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(&git, "#!/bin/sh\necho \"$*\" > \"$ARGS\"\n").unwrap();
+    std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let args = fx.proj.join("args");
+    let script = format!(
+        "export LC_ALL=C ARGS='{}' PATH=\"$PWD/../bin:$PATH\"; git -C * status push",
+        args.display()
+    );
+    real_bash(&script, &dir, &fx.home);
+    assert_eq!(
+        std::fs::read_to_string(&args).unwrap(),
+        "-C + -C status push\n"
+    );
+    let push = "Bash(git push:*)";
+    let rules = |c: Case| c.allow(&["Bash(git:*)"]).deny(&[push]);
+    let mut cases = Vec::new();
+    for command in [
+        "git add *",
+        "git diff -- *",
+        "git commit -am wip && git add *",
+        "git -C . add *",
+        "git log --oneline -- *",
+    ] {
+        cases.push(bypass("allow", push, command));
+        // (In default mode `git diff -- *` is a read of what `*` lists, which holds a link
+        // out of the project here: asked for that.)
+        if command.contains("add") {
+            cases.push(rules(case("allow", "Bash", command)));
+        }
+    }
+    for command in [
+        "git -C . pu[s]h",
+        "git -c a=b pu[s]h",
+        "git --no-pager pu[s]h",
+        "git * origin main",
+        "git -C * status push",
+        "git -[C] x pu[s]h",
+        "git [p\"]\"]ush",
+        "shopt -s nullglob; git zzz* push",
+        "git \"pu\"*",
+    ] {
+        cases.push(bypass("ask", push, command));
+        cases.push(rules(case("ask", "Bash", command)));
+    }
+    // An option rule: `rm *` may be `rm -rf x` (a file named `-rf`), `rm *.tmp` may not.
+    let rf = "Bash(rm -rf:*)";
+    cases.push(bypass("ask", rf, "rm *"));
+    cases.push(bypass("ask", rf, "rm -[r]f x"));
+    cases.push(bypass("allow", rf, "rm *.tmp"));
+    cases.push(bypass("allow", rf, "rm -f *.tmp"));
+    // A wildcard rule's `*` may stand for several words: any glob that may be its word.
+    cases.push(bypass("ask", "Bash(git * push)", "git x pu[s]h"));
+    run_table(cases).await;
+    // `git checkout -- *` writes the work tree (and `.git`, asked about in bypass mode for
+    // that), but not for its glob.
+    for c in [
+        bypass("ask", push, "git checkout -- *"),
+        rules(case("ask", "Bash", "git diff -- *")),
+    ] {
+        if let PermissionResult::Ask { message, .. } = run(&fx, &c).await {
+            assert!(!message.contains("is a glob"), "{message}");
+        }
+    }
+}

@@ -130,6 +130,46 @@ fn plain_plan_file(path: &Path) -> bool {
             .map_or_else(absent, |m| m.file_type().is_file() && m.nlink() == 1)
 }
 
+/// Why the session's plan file `path` is not [`plain_plan_file`]: the link plan mode does
+/// not write through (of the plans directory, or of the file), said to the model in place of
+/// the plain plan-mode refusal, which would leave it no way to tell why the one file it was
+/// told to write is refused. `None` when it is plain.
+fn plan_file_link(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let dir = path.parent()?;
+    if let Ok(m) = std::fs::symlink_metadata(dir)
+        && !m.file_type().is_dir()
+    {
+        return Some(if m.file_type().is_symlink() {
+            format!(
+                "the plans directory {} is a symbolic link; move the directory it links to into its place (or give the plan to ExitPlanMode as its `plan`)",
+                dir.display()
+            )
+        } else {
+            format!("{} is not a directory", dir.display())
+        });
+    }
+    let m = std::fs::symlink_metadata(path).ok()?;
+    if m.file_type().is_symlink() {
+        Some(format!(
+            "the plan file {} is a symbolic link; remove the link (or give the plan to ExitPlanMode as its `plan`)",
+            path.display()
+        ))
+    } else if !m.file_type().is_file() {
+        Some(format!(
+            "the plan file {} is not a regular file",
+            path.display()
+        ))
+    } else if m.nlink() != 1 {
+        Some(format!(
+            "the plan file {} has other hard links; remove them (or give the plan to ExitPlanMode as its `plan`)",
+            path.display()
+        ))
+    } else {
+        None
+    }
+}
+
 /// A rule that could not be used, with where it came from and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleDiagnostic {
@@ -1428,6 +1468,20 @@ impl PermissionEngine {
             && let PermissionResult::Deny { message, reason } =
                 ToolPermissionContext::plan_mode_refusal(name)
         {
+            // The session's plan file, refused only for a link on the way to it: said so.
+            let message = match subject_in(tool, input, ctx) {
+                Some(PermissionSubject::Path { path, .. })
+                    if ctx.plan_file().is_some_and(|plan| plan == path) =>
+                {
+                    match plan_file_link(&path) {
+                        Some(why) => format!(
+                            "Plan mode is active, and {name} cannot write the plan file: plan mode writes it through no link, and {why}."
+                        ),
+                        None => message,
+                    }
+                }
+                _ => message,
+            };
             return Explanation::from_finding(
                 Finding::new(Kind::Deny, message).reason(reason),
                 None,

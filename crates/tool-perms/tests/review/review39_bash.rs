@@ -576,3 +576,52 @@ async fn a_glob_counts_only_where_the_rule_may_read_it() {
         }
     }
 }
+
+/// Found by the plan-mode review: with the plans directory a symbolic link (kept in a
+/// synced folder), Write to the plan file was refused with the generic "Plan mode is active:
+/// Write would make changes", though the model had been told to write exactly that file.
+/// The refusal now says why: the plans directory is a link, which plan mode does not write
+/// through, and what to do.
+#[tokio::test]
+async fn a_linked_plans_directory_is_named_in_the_refusal() {
+    use tool_core::PermissionMode;
+    let fx = Fixture::new();
+    let loaded =
+        tool_perms::settings::load_permissions(&crate::common::sources(&fx, fx.proj.clone(), true));
+    let mut permission = loaded.context.clone();
+    permission.mode = PermissionMode::Plan;
+    let ctx = ToolUseContext::new(&fx.proj)
+        .with_home(Some(fx.home.clone()))
+        .with_session_id("s39")
+        .with_permission(permission);
+    let plan = ctx.plan_file().expect("a plan file");
+    let plans = plan.parent().unwrap().to_path_buf();
+    let elsewhere = fx.out.join("synced-plans");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::create_dir_all(plans.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &plans).unwrap();
+    let input = json!({"file_path": plan.display().to_string(), "content": "# plan"});
+    let got = loaded
+        .engine()
+        .decide(&crate::common::probe(&fx, "Write"), &input, &ctx)
+        .await;
+    match got {
+        PermissionResult::Deny { message, .. } => {
+            assert!(message.contains("symbolic link"), "{message}");
+            assert!(message.contains(&plans.display().to_string()), "{message}");
+        }
+        other => panic!("expected deny, got {other:?}"),
+    }
+    // Another file in plan mode: the usual refusal.
+    let input = json!({"file_path": fx.proj.join("x.md").display().to_string(), "content": "x"});
+    let got = loaded
+        .engine()
+        .decide(&crate::common::probe(&fx, "Write"), &input, &ctx)
+        .await;
+    match got {
+        PermissionResult::Deny { message, .. } => {
+            assert!(message.contains("would make changes"), "{message}")
+        }
+        other => panic!("expected deny, got {other:?}"),
+    }
+}

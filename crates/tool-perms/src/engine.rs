@@ -5895,6 +5895,37 @@ impl PermissionEngine {
             };
             return attach(Finding::needs_approval(why), &details);
         }
+        // A glob among a wrapper's own words (`nice -n * push`, where `*` may be `5 git`):
+        // the words bash makes of it may move where the command it runs starts, and be its
+        // name, so no reading of the command is sure. Asked as a globbed command name is,
+        // where Bash deny or ask rules could be dodged.
+        if guarded
+            && let Some((wrapper, glob)) = analysis.commands.iter().find_map(|c| {
+                let mut words = &c.words[..];
+                for _ in 0..=crate::bash::commands::MAX_WRAPPERS {
+                    let (starts, _) = wrapped_command_starts(words)?;
+                    let start = starts[0].min(words.len());
+                    // (`NAME=*` stays an assignment whatever it expands to.)
+                    let assignment = |w: &Word| {
+                        w.raw.split_once('=').is_some_and(|(name, _)| {
+                            !name.is_empty()
+                                && !name.starts_with(|c: char| c.is_ascii_digit())
+                                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                        })
+                    };
+                    if let Some(glob) = words[1..start].iter().find(|w| w.glob && !assignment(w)) {
+                        return Some((words[0].raw.clone(), glob.raw.clone()));
+                    }
+                    words = &words[start..];
+                }
+                None
+            })
+        {
+            let why = format!(
+                "`{wrapper}`'s own word `{glob}` is a glob that bash expands, which may change where the command it runs starts, so what runs cannot be checked"
+            );
+            return attach(Finding::needs_approval(why), &details);
+        }
         // A glob among the words (`git pu[s]h`, `npm publis?`) that bash may expand to a
         // word a Bash deny or ask rule names for that program: the rule was matched against
         // the words as written, not against what runs (a file named `push`, which the line

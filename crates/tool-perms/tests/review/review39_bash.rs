@@ -577,6 +577,51 @@ async fn a_glob_counts_only_where_the_rule_may_read_it() {
     }
 }
 
+/// Found by review 39's fixer: a glob among a wrapper's own words (`nice -n * push`, with
+/// files `5` and `git` there) is `nice -n 5 git push` to bash, but was read as `nice` running
+/// `push`, so `Bash(git push:*)` was dodged in bypass mode. Such a glob may move where the
+/// wrapped command starts, and be its name: it asks, as a globbed command name does, where
+/// Bash deny or ask rules could be dodged. An assignment (`env X=* ls`) and a glob in the
+/// wrapped command's own words are read as before.
+#[tokio::test]
+async fn a_glob_among_a_wrappers_words_asks() {
+    let fx = Fixture::new();
+    let dir = fx.proj.join("w");
+    std::fs::create_dir_all(fx.proj.join("bin")).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("5"), "").unwrap();
+    let git = fx.proj.join("bin/git");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(&git, "#!/bin/sh\necho \"$*\" > \"$ARGS\"\n").unwrap();
+    std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::copy(&git, dir.join("git")).unwrap();
+    let args = fx.proj.join("args");
+    let script = format!(
+        "export LC_ALL=C ARGS='{}' PATH=\"$PWD:$PATH\"; nice -n * push origin",
+        args.display()
+    );
+    real_bash(&script, &dir, &fx.home);
+    assert_eq!(std::fs::read_to_string(&args).unwrap(), "push origin\n");
+    let push = "Bash(git push:*)";
+    let mut cases = Vec::new();
+    for command in ["nice -n * push", "touch 5 git; nice -n * push"] {
+        cases.push(bypass("ask", push, command));
+    }
+    // A `git push` written out is still denied.
+    cases.push(bypass("deny", push, "timeout -s * 5 git push"));
+    for command in [
+        "nice -n 5 ls *",
+        "sudo ls *",
+        "timeout 5 ls *.rs",
+        "env X=* ls",
+    ] {
+        cases.push(bypass("allow", push, command));
+    }
+    // No Bash deny or ask rule to dodge: read as before.
+    cases.push(case("allow", "Bash", "nice -n * ls").mode("bypassPermissions"));
+    run_table(cases).await;
+}
+
 /// Found by the plan-mode review: with the plans directory a symbolic link (kept in a
 /// synced folder), Write to the plan file was refused with the generic "Plan mode is active:
 /// Write would make changes", though the model had been told to write exactly that file.

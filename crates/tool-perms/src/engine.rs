@@ -5900,26 +5900,8 @@ impl PermissionEngine {
         // name, so no reading of the command is sure. Asked as a globbed command name is,
         // where Bash deny or ask rules could be dodged.
         if guarded
-            && let Some((wrapper, glob)) = analysis.commands.iter().find_map(|c| {
-                let mut words = &c.words[..];
-                for _ in 0..=crate::bash::commands::MAX_WRAPPERS {
-                    let (starts, _) = wrapped_command_starts(words)?;
-                    let start = starts[0].min(words.len());
-                    // (`NAME=*` stays an assignment whatever it expands to.)
-                    let assignment = |w: &Word| {
-                        w.raw.split_once('=').is_some_and(|(name, _)| {
-                            !name.is_empty()
-                                && !name.starts_with(|c: char| c.is_ascii_digit())
-                                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                        })
-                    };
-                    if let Some(glob) = words[1..start].iter().find(|w| w.glob && !assignment(w)) {
-                        return Some((words[0].raw.clone(), glob.raw.clone()));
-                    }
-                    words = &words[start..];
-                }
-                None
-            })
+            && let Some((wrapper, glob)) =
+                crate::bash::commands::glob_among_wrapper_words(&analysis.commands)
         {
             let why = format!(
                 "`{wrapper}`'s own word `{glob}` is a glob that bash expands, which may change where the command it runs starts, so what runs cannot be checked"
@@ -6272,7 +6254,7 @@ fn matches_rule_with_roots(
     }
     // A command that cannot be parsed: the hook runs (Claude Code's `if` fails open). So
     // does one with a glob that bash may expand to a word the rule names (`git pu[s]h` for
-    // `Bash(git push:*)`).
+    // `Bash(git push:*)`), or a glob among a wrapper's own words (`nice -n * push`).
     if let Some(PermissionSubject::Command(command)) = tool.permission_subject(input)
         && let Some(pattern) = r.shell.as_ref()
     {
@@ -6283,6 +6265,7 @@ fn matches_rule_with_roots(
                 .commands
                 .iter()
                 .any(|c| crate::bash::commands::glob_may_meet_rule(c, pattern, nullglob).is_some())
+            || crate::bash::commands::glob_among_wrapper_words(&analysis.commands).is_some()
         {
             return true;
         }

@@ -143,6 +143,33 @@ pub fn wrapped_command_starts(words: &[Word]) -> Option<(Vec<usize>, bool)> {
     (!starts.is_empty()).then_some((starts, read.unsure_from.is_none() && !shell_string))
 }
 
+/// The first wrapper (its name as written) with a glob among its own words, and that glob
+/// (`nice -n * push`, where `*` may be `5 git`): the words bash makes of it may move where
+/// the wrapped command starts, and be its name, so no reading of what runs is sure. An
+/// assignment (`env X=* ls`) stays one whatever it expands to. `None` when no wrapper of
+/// `commands` has one.
+pub fn glob_among_wrapper_words(commands: &[SimpleCommand]) -> Option<(String, String)> {
+    let assignment = |w: &Word| {
+        w.raw.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    commands.iter().find_map(|c| {
+        let mut words = &c.words[..];
+        for _ in 0..=MAX_WRAPPERS {
+            let (starts, _) = wrapped_command_starts(words)?;
+            let start = starts[0].min(words.len());
+            if let Some(glob) = words[1..start].iter().find(|w| w.glob && !assignment(w)) {
+                return Some((words[0].raw.clone(), glob.raw.clone()));
+            }
+            words = &words[start..];
+        }
+        None
+    })
+}
+
 /// How many places where a program runner's command may start are read at most.
 const MAX_RUNNER_STARTS: usize = 8;
 

@@ -620,6 +620,12 @@ async fn a_glob_among_a_wrappers_words_asks() {
     // No Bash deny or ask rule to dodge: read as before.
     cases.push(case("allow", "Bash", "nice -n * ls").mode("bypassPermissions"));
     run_table(cases).await;
+    // A hook's `if` for the rule runs for it.
+    let ctx = ToolUseContext::new(&fx.proj).with_home(Some(fx.home.clone()));
+    let bash = crate::common::probe(&fx, "Bash");
+    let cmd = |c: &str| json!({ "command": c });
+    assert!(matches_rule(push, &bash, &cmd("nice -n * push"), &ctx));
+    assert!(!matches_rule(push, &bash, &cmd("nice -n 5 ls *"), &ctx));
 }
 
 /// Found by the plan-mode review: with the plans directory a symbolic link (kept in a

@@ -58,5 +58,5 @@ mod review36_gitfiles;
 mod review36_readonly;
 mod review37_settings;
 mod review38_block;
-mod settings_review25;
 mod review39_bash;
+mod settings_review25;

@@ -37,6 +37,6 @@ mod review35_bash;
 mod review35_encodings;
 mod review35_grep;
 mod review38_prompting;
+mod review39_bash;
 mod review39_search;
 mod review39_web_search;
-mod review39_bash;

@@ -20,6 +20,13 @@ fn bypass(expect: &'static str, deny: &str, command: &str) -> Case {
         .deny(&[deny])
 }
 
+/// Whether a hook whose `if` is `rule` runs for the Bash `command` in `fx`'s project.
+fn hook_if_runs(fx: &Fixture, rule: &str, command: &str) -> bool {
+    let ctx = ToolUseContext::new(&fx.proj).with_home(Some(fx.home.clone()));
+    let bash = crate::common::probe(fx, "Bash");
+    matches_rule(rule, &bash, &json!({ "command": command }), &ctx)
+}
+
 /// The words of each simple command `command` holds, as the analysis reads them.
 fn commands(command: &str) -> Vec<Vec<String>> {
     analyze(command)
@@ -202,17 +209,12 @@ async fn a_descriptor_before_a_redirection_is_no_word() {
     }
 
     // A hook's `if` sees it too.
-    let ctx = ToolUseContext::new(&fx.proj).with_home(Some(fx.home.clone()));
-    let bash = crate::common::probe(&fx, "Bash");
     for command in ["env 0</dev/null rm v2", "rm {fd}</dev/null v2", "0<f rm v2"] {
-        assert!(
-            matches_rule(rm, &bash, &json!({ "command": command }), &ctx),
-            "{command}"
-        );
+        assert!(hook_if_runs(&fx, rm, command), "{command}");
     }
     for r in descriptor_redirections() {
-        let input = json!({ "command": format!("git {r} push") });
-        assert!(matches_rule(push, &bash, &input, &ctx), "{input}");
+        let command = format!("git {r} push");
+        assert!(hook_if_runs(&fx, push, &command), "{command}");
     }
 }
 
@@ -280,28 +282,10 @@ async fn a_glob_that_may_spell_a_denied_subcommand_asks() {
     run_table(cases).await;
 
     // A hook's `if` for the rule runs for such a glob, not for another.
-    let ctx = ToolUseContext::new(&fx.proj).with_home(Some(fx.home.clone()));
-    let bash = crate::common::probe(&fx, "Bash");
-    let cmd = |c: &str| json!({ "command": c });
-    assert!(matches_rule(
-        "Bash(git push:*)",
-        &bash,
-        &cmd("git pu[s]h"),
-        &ctx
-    ));
-    assert!(matches_rule(
-        "Bash(npm publish:*)",
-        &bash,
-        &cmd("npm publis?"),
-        &ctx
-    ));
-    assert!(!matches_rule(
-        "Bash(git push:*)",
-        &bash,
-        &cmd("git add *.rs"),
-        &ctx
-    ));
-    assert!(!matches_rule("Bash(rm:*)", &bash, &cmd("ls *.rs"), &ctx));
+    assert!(hook_if_runs(&fx, "Bash(git push:*)", "git pu[s]h"));
+    assert!(hook_if_runs(&fx, "Bash(npm publish:*)", "npm publis?"));
+    assert!(!hook_if_runs(&fx, "Bash(git push:*)", "git add *.rs"));
+    assert!(!hook_if_runs(&fx, "Bash(rm:*)", "ls *.rs"));
 }
 
 /// Found by the second review: a POSIX bracket class inside a glob class (`[[:alpha:]]`,
@@ -340,14 +324,7 @@ async fn a_posix_bracket_class_may_spell_a_denied_subcommand() {
         );
     }
     run_table(cases).await;
-    let ctx = ToolUseContext::new(&fx.proj).with_home(Some(fx.home.clone()));
-    let bash = crate::common::probe(&fx, "Bash");
-    assert!(matches_rule(
-        push,
-        &bash,
-        &json!({ "command": "git [[:alpha:]]ush" }),
-        &ctx
-    ));
+    assert!(hook_if_runs(&fx, push, "git [[:alpha:]]ush"));
 }
 
 /// Found by the second review: digits before `<` or `>` are a descriptor to bash only when
@@ -436,13 +413,10 @@ async fn any_shopt_may_turn_nullglob_on() {
     cases.push(bypass("allow", push, "git zzz* status"));
     run_table(cases).await;
     let fx = Fixture::new();
-    let ctx = ToolUseContext::new(&fx.proj).with_home(Some(fx.home.clone()));
-    let bash = crate::common::probe(&fx, "Bash");
-    assert!(matches_rule(
+    assert!(hook_if_runs(
+        &fx,
         push,
-        &bash,
-        &json!({ "command": "shopt -s \"null\"glob; git zzz* push" }),
-        &ctx
+        "shopt -s \"null\"glob; git zzz* push"
     ));
 }
 
@@ -621,11 +595,8 @@ async fn a_glob_among_a_wrappers_words_asks() {
     cases.push(case("allow", "Bash", "nice -n * ls").mode("bypassPermissions"));
     run_table(cases).await;
     // A hook's `if` for the rule runs for it.
-    let ctx = ToolUseContext::new(&fx.proj).with_home(Some(fx.home.clone()));
-    let bash = crate::common::probe(&fx, "Bash");
-    let cmd = |c: &str| json!({ "command": c });
-    assert!(matches_rule(push, &bash, &cmd("nice -n * push"), &ctx));
-    assert!(!matches_rule(push, &bash, &cmd("nice -n 5 ls *"), &ctx));
+    assert!(hook_if_runs(&fx, push, "nice -n * push"));
+    assert!(!hook_if_runs(&fx, push, "nice -n 5 ls *"));
 }
 
 /// Found by the plan-mode review: with the plans directory a symbolic link (kept in a

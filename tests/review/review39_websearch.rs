@@ -137,6 +137,41 @@ fn search_answer() -> String {
     .to_string()
 }
 
+/// The system prompt of the search request (Claude Code's).
+const SEARCH_SYSTEM: &str = "You are an assistant for performing a web search tool use";
+
+/// Whether `request` is WebSearch's search request.
+fn is_search(request: &Request) -> bool {
+    request.body["system"] == SEARCH_SYSTEM
+}
+
+/// `agent --json` asked "go" in `dir`, every WebSearch allowed: the model calls WebSearch with
+/// `input`, then answers `last`; the search request is answered by `search`. What the run
+/// printed and the requests the stand-in saw.
+fn agent_searching(
+    dir: &Path,
+    input: Value,
+    last: &'static str,
+    search: impl Fn(&Request) -> Reply + Send + Sync + 'static,
+) -> (Output, Seen) {
+    let call = turn(None, &[("toolu_s", "WebSearch", input)]);
+    let (api, seen) = serve(move |_, request| {
+        if is_search(request) {
+            search(request)
+        } else if request.messages().len() == 1 {
+            full(call.clone())
+        } else {
+            full(turn(Some(last), &[]))
+        }
+    });
+    let allow = allow_web_search();
+    let out = agent_command(&api, dir, &["--json", "--settings", &allow], "go")
+        .env_remove("CLAUDE_CODE_MAX_WEB_SEARCHES_PER_SESSION")
+        .output()
+        .unwrap();
+    (out, seen)
+}
+
 /// Found by review: the agent had no WebSearch. The model's call is searched as Claude Code
 /// searches: the main model is asked, with Claude Code's system prompt and message, to use
 /// the `web_search` server tool (the call's domain list passed on, at most 8 searches), and
@@ -144,39 +179,17 @@ fn search_answer() -> String {
 #[test]
 fn agent_searches_with_the_web_search_server_tool() {
     let dir = tempfile::tempdir().unwrap();
-    let call = turn(
-        None,
-        &[(
-            "toolu_s",
-            "WebSearch",
-            json!({"query": "rust release", "allowed_domains": ["rust-lang.org", "releases.rs"]}),
-        )],
+    let (out, seen) = agent_searching(
+        dir.path(),
+        json!({"query": "rust release", "allowed_domains": ["rust-lang.org", "releases.rs"]}),
+        "Rust 1.90 ([blog](https://blog.rust-lang.org/1.90))",
+        |_| Reply::Status(200, search_answer()),
     );
-    let (api, seen) = serve(move |_, request| {
-        if request.body["system"] == "You are an assistant for performing a web search tool use" {
-            Reply::Status(200, search_answer())
-        } else if request.messages().len() == 1 {
-            full(call.clone())
-        } else {
-            full(turn(
-                Some("Rust 1.90 ([blog](https://blog.rust-lang.org/1.90))"),
-                &[],
-            ))
-        }
-    });
-    let allow = allow_web_search();
-    let out = agent_command(&api, dir.path(), &["--json", "--settings", &allow], "go")
-        .env_remove("CLAUDE_CODE_MAX_WEB_SEARCHES_PER_SESSION")
-        .output()
-        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let seen = seen.lock().unwrap();
     let systems: Vec<&Value> = seen.iter().map(|r| &r.body["system"]).collect();
     assert_eq!(seen.len(), 3, "{}", stderr(&out));
-    assert_eq!(
-        systems[1], "You are an assistant for performing a web search tool use",
-        "{systems:?}"
-    );
+    assert_eq!(systems[1], SEARCH_SYSTEM, "{systems:?}");
     // The main loop offers WebSearch (deferred or not, by name).
     let main = &seen[0];
     assert!(
@@ -287,31 +300,16 @@ fn serve_does_not_offer_web_search() {
 #[test]
 fn a_search_answer_too_large_is_not_asked_for_again() {
     let dir = tempfile::tempdir().unwrap();
-    let call = turn(
-        None,
-        &[("toolu_s", "WebSearch", json!({"query": "rust release"}))],
-    );
     let huge = format!("{{\"pad\": \"{}\"}}", "x".repeat(17 * 1024 * 1024));
-    let (api, seen) = serve(move |_, request| {
-        if request.body["system"] == "You are an assistant for performing a web search tool use" {
-            Reply::Status(200, huge.clone())
-        } else if request.messages().len() == 1 {
-            full(call.clone())
-        } else {
-            full(turn(Some("done"), &[]))
-        }
-    });
-    let allow = allow_web_search();
-    let out = agent_command(&api, dir.path(), &["--json", "--settings", &allow], "go")
-        .env_remove("CLAUDE_CODE_MAX_WEB_SEARCHES_PER_SESSION")
-        .output()
-        .unwrap();
+    let (out, seen) = agent_searching(
+        dir.path(),
+        json!({"query": "rust release"}),
+        "done",
+        move |_| Reply::Status(200, huge.clone()),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let seen = seen.lock().unwrap();
-    let searches = seen
-        .iter()
-        .filter(|r| r.body["system"] == "You are an assistant for performing a web search tool use")
-        .count();
+    let searches = seen.iter().filter(|r| is_search(r)).count();
     assert_eq!(
         searches,
         1,
@@ -336,14 +334,12 @@ fn a_search_is_retried_as_the_client_retries() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     for (first, searches, ok) in [(529, 2, true), (400, 1, false)] {
         let dir = tempfile::tempdir().unwrap();
-        let call = turn(
-            None,
-            &[("toolu_s", "WebSearch", json!({"query": "rust release"}))],
-        );
         let made = AtomicUsize::new(0);
-        let (api, seen) = serve(move |_, request| {
-            if request.body["system"] == "You are an assistant for performing a web search tool use"
-            {
+        let (out, seen) = agent_searching(
+            dir.path(),
+            json!({"query": "rust release"}),
+            "done",
+            move |_| {
                 if made.fetch_add(1, Ordering::SeqCst) == 0 {
                     let error = json!({"type": "error", "error":
                         {"type": "overloaded_error", "message": "busy"}});
@@ -351,25 +347,11 @@ fn a_search_is_retried_as_the_client_retries() {
                 } else {
                     Reply::Status(200, search_answer())
                 }
-            } else if request.messages().len() == 1 {
-                full(call.clone())
-            } else {
-                full(turn(Some("done"), &[]))
-            }
-        });
-        let allow = allow_web_search();
-        let out = agent_command(&api, dir.path(), &["--json", "--settings", &allow], "go")
-            .env_remove("CLAUDE_CODE_MAX_WEB_SEARCHES_PER_SESSION")
-            .output()
-            .unwrap();
+            },
+        );
         assert!(out.status.success(), "{}", stderr(&out));
         let seen = seen.lock().unwrap();
-        let made = seen
-            .iter()
-            .filter(|r| {
-                r.body["system"] == "You are an assistant for performing a web search tool use"
-            })
-            .count();
+        let made = seen.iter().filter(|r| is_search(r)).count();
         assert_eq!(made, searches, "{first}: {}", stderr(&out));
         let result = &results(&seen.last().unwrap().messages()[2])[0].1;
         let said = result["content"].to_string();

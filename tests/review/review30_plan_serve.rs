@@ -10,12 +10,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tool_core::{RuleSource, SourcedRule, ToolPermissionContext, ToolUseContext};
+use tool_core::ToolUseContext;
 use tool_exec::{
     ExecutorConfig, HookCall, Hooks, Pipeline, PostToolUseOutcome, PreToolUseOutcome, PromptAnswer,
     PromptRequest, Prompter, ToolUse, run_tools,
 };
-use tool_perms::{PathRoots, PermissionEngine};
 
 /// Approves ExitPlanMode after another writer rewrote the plan file while the question was
 /// open; keeps the questions.
@@ -76,23 +75,7 @@ async fn the_plan_approved_at_the_prompt_is_the_plan_the_model_gets() {
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let home = root.join("home");
     std::fs::create_dir_all(home.join(".claude/plans")).unwrap();
-    let permission = ToolPermissionContext {
-        allow: vec![SourcedRule {
-            source: RuleSource::ProjectSettings,
-            rule: "EnterPlanMode".into(),
-        }],
-        ..Default::default()
-    };
-    let mut roots = PathRoots::for_cwd(&root);
-    roots.home = Some(home.clone());
-    let (engine, problems) = PermissionEngine::new_lenient(&permission, roots);
-    assert!(problems.is_empty(), "{problems:?}");
-    let ctx = ToolUseContext::new(&root)
-        .with_home(Some(home.clone()))
-        .with_config_dir(Some(home.join(".claude")))
-        .with_session_id("review30-plan")
-        .with_tools(tool_registry::all_base_tools())
-        .with_permission(permission);
+    let (engine, ctx) = crate::review39_plan::plan_session(&root, &home, "review30-plan");
     let plan_file = ctx.plan_file().unwrap();
     let prompter = Arc::new(RewritesWhileAsked {
         plan_file: plan_file.clone(),

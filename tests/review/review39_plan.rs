@@ -2,6 +2,7 @@
 //! dropped without a word: ExitPlanMode asked a bare "Exit plan mode?" and the user approved
 //! a plan they were never shown.
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
@@ -25,6 +26,34 @@ impl Prompter for Approves {
     }
 }
 
+/// The real permission engine and a context for a session `session` in `root`, its home
+/// `home`, that may enter plan mode (an allow rule for EnterPlanMode), with every built-in
+/// tool.
+pub(crate) fn plan_session(
+    root: &Path,
+    home: &Path,
+    session: &str,
+) -> (PermissionEngine, ToolUseContext) {
+    let permission = ToolPermissionContext {
+        allow: vec![SourcedRule {
+            source: RuleSource::ProjectSettings,
+            rule: "EnterPlanMode".into(),
+        }],
+        ..Default::default()
+    };
+    let mut roots = PathRoots::for_cwd(root);
+    roots.home = Some(home.to_path_buf());
+    let (engine, problems) = PermissionEngine::new_lenient(&permission, roots);
+    assert!(problems.is_empty(), "{problems:?}");
+    let ctx = ToolUseContext::new(root)
+        .with_home(Some(home.to_path_buf()))
+        .with_config_dir(Some(home.join(".claude")))
+        .with_session_id(session)
+        .with_tools(tool_registry::all_base_tools())
+        .with_permission(permission);
+    (engine, ctx)
+}
+
 /// Enters plan mode, writes `plan` (bytes) to the session's plan file as plan mode lets the
 /// model, and calls ExitPlanMode, through the pipeline and the real permission engine (as
 /// the agent asks on a terminal). Gives the questions asked and ExitPlanMode's result
@@ -34,23 +63,7 @@ async fn exit_with_plan_file(plan: &[u8]) -> (Vec<String>, bool, String) {
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let home = root.join("home");
     std::fs::create_dir_all(home.join(".claude/plans")).unwrap();
-    let permission = ToolPermissionContext {
-        allow: vec![SourcedRule {
-            source: RuleSource::ProjectSettings,
-            rule: "EnterPlanMode".into(),
-        }],
-        ..Default::default()
-    };
-    let mut roots = PathRoots::for_cwd(&root);
-    roots.home = Some(home.clone());
-    let (engine, problems) = PermissionEngine::new_lenient(&permission, roots);
-    assert!(problems.is_empty(), "{problems:?}");
-    let ctx = ToolUseContext::new(&root)
-        .with_home(Some(home.clone()))
-        .with_config_dir(Some(home.join(".claude")))
-        .with_session_id("review39-plan")
-        .with_tools(tool_registry::all_base_tools())
-        .with_permission(permission);
+    let (engine, ctx) = plan_session(&root, &home, "review39-plan");
     let plan_file = ctx.plan_file().unwrap();
     let prompter = Arc::new(Approves::default());
     let pipeline = Arc::new(Pipeline::new(

@@ -226,6 +226,30 @@ impl std::fmt::Debug for ClientConfig {
 }
 
 impl ClientConfig {
+    /// A POST of `body` to the API's Messages endpoint through `http`, asking for `accept`,
+    /// with the API version and the key or token. The custom headers are the caller's to add
+    /// last, each replacing the one of its name set here.
+    pub(super) fn messages_request(
+        &self,
+        http: &reqwest::Client,
+        accept: &str,
+        body: &Value,
+    ) -> reqwest::RequestBuilder {
+        let url = format!("{}/v1/messages", self.base_url.trim_end_matches('/'));
+        let mut builder = http
+            .post(url)
+            .header("anthropic-version", ANTHROPIC_VERSION)
+            .header("accept", accept)
+            .json(body);
+        if let Some(key) = &self.api_key {
+            builder = builder.header("x-api-key", key);
+        }
+        if let Some(token) = &self.auth_token {
+            builder = builder.bearer_auth(token);
+        }
+        builder
+    }
+
     /// From the environment: `ANTHROPIC_API_KEY` or `ANTHROPIC_AUTH_TOKEN` (at least one;
     /// both are sent when both are set), `ANTHROPIC_BASE_URL`, `CLAUDE_CODE_MAX_RETRIES`
     /// (retries after the first attempt, default 3) and `ANTHROPIC_CUSTOM_HEADERS`. What is
@@ -703,22 +727,12 @@ impl AnthropicClient {
         request: &ModelRequest,
         attempt: &mut u32,
     ) -> Result<reqwest::Response, AgentError> {
-        let url = format!("{}/v1/messages", self.config.base_url.trim_end_matches('/'));
         let body = request.body();
         let attempts = self.config.attempts.max(1);
         loop {
             let mut builder = self
-                .http
-                .post(&url)
-                .header("anthropic-version", ANTHROPIC_VERSION)
-                .header("accept", "text/event-stream")
-                .json(&body);
-            if let Some(key) = &self.config.api_key {
-                builder = builder.header("x-api-key", key);
-            }
-            if let Some(token) = &self.config.auth_token {
-                builder = builder.bearer_auth(token);
-            }
+                .config
+                .messages_request(&self.http, "text/event-stream", &body);
             // The custom headers last, each replacing the one of its name set above; a
             // custom `anthropic-beta` keeps the request's betas beside its own.
             let mut headers = self.config.headers.clone();

@@ -20,8 +20,8 @@ use tool_core::async_trait;
 use tools_builtin::web_search::{WebSearchBackend, WebSearchHit, WebSearchResult};
 
 use super::client::{
-    ANTHROPIC_VERSION, AgentError, ClientConfig, SilenceLimit, http_client, read_timeout,
-    retry_after, retry_delay, retryable,
+    AgentError, ClientConfig, SilenceLimit, http_client, read_timeout, retry_after, retry_delay,
+    retryable,
 };
 use super::{RequestBy, Spend, TokenUsage};
 
@@ -82,21 +82,11 @@ impl WebSearcher {
     /// One attempt: the answer's body, or the failure and whether to retry it (with the
     /// wait the server asked for).
     async fn attempt(&self, body: &Value) -> Result<Value, (String, bool, Option<Duration>)> {
-        let url = format!("{}/v1/messages", self.config.base_url.trim_end_matches('/'));
-        let mut builder = self
-            .http
-            .post(&url)
-            .header("anthropic-version", ANTHROPIC_VERSION)
-            .header("accept", "application/json")
-            .json(body);
-        if let Some(key) = &self.config.api_key {
-            builder = builder.header("x-api-key", key);
-        }
-        if let Some(token) = &self.config.auth_token {
-            builder = builder.bearer_auth(token);
-        }
-        // The custom headers last, each replacing the one of its name set above.
-        builder = builder.headers(self.config.headers.clone());
+        // The custom headers last, each replacing the one of its name set before.
+        let builder = self
+            .config
+            .messages_request(&self.http, "application/json", body)
+            .headers(self.config.headers.clone());
         // A request never sent (a bad header) fails the same way again.
         let response = builder
             .send()

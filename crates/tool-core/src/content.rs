@@ -318,8 +318,24 @@ pub fn escape_hidden(text: &str) -> String {
     escape(text, false)
 }
 
+/// `text` with its control characters and the line and paragraph separators (U+2028,
+/// U+2029) as visible escapes (`\n`, `\r`, `\t`, `\u{1b}`), everything else as it is: for
+/// one line of a listing that is given back as it stands (a path a search found, which Read
+/// must find again), where only what would break the line is escaped.
+pub fn escape_line_breaks(text: &str) -> String {
+    escape_where(text, false, |c| {
+        c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
+    })
+}
+
 fn escape(text: &str, keep_line_feeds: bool) -> String {
-    if !text.chars().any(is_hidden_char) {
+    escape_where(text, keep_line_feeds, is_hidden_char)
+}
+
+/// `text` with the characters `escaped` picks (the line feed kept when `keep_line_feeds`)
+/// as visible escapes.
+fn escape_where(text: &str, keep_line_feeds: bool, escaped: impl Fn(char) -> bool) -> String {
+    if !text.chars().any(&escaped) {
         return text.to_owned();
     }
     let mut out = String::with_capacity(text.len() + 8);
@@ -329,7 +345,7 @@ fn escape(text: &str, keep_line_feeds: bool) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if is_hidden_char(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c if escaped(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
             c => out.push(c),
         }
     }

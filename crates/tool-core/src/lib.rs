@@ -103,7 +103,7 @@ pub mod typed;
 pub use content::{
     ContentBlock, ImageRejection, ImageSource, MAX_IMAGE_BYTES, MAX_IMAGE_SIDE, ToolResultBlock,
     ToolResultContent, check_image, empty_result_notice, escape_controls, escape_hidden,
-    image_media_type, is_hidden_char,
+    escape_line_breaks, image_media_type, is_hidden_char,
 };
 pub use context::{
     AgentInfo, AppState, ContentReplacementState, DenialTracking, McpClientInfo, McpClientState,

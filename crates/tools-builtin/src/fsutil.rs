@@ -218,33 +218,12 @@ pub(crate) fn display_path(path: &Path, cwd: &Path) -> String {
 }
 
 /// A path as a search result lists it ([`display_path`]), its control characters (and the
-/// line and paragraph separators) written as escapes (`\n`, `\r`, `\t`, `\u{1b}`), as
-/// `tool_core::escape_hidden` writes them: each path is one line of the result, and a name
-/// with a line break in it would read as two paths (a repository can plant `notes<LF>src`
-/// to point at another file). Other characters stay as they are, so that the name can be
-/// given back to Read.
+/// line and paragraph separators) written as escapes ([`tool_core::escape_line_breaks`]):
+/// each path is one line of the result, and a name with a line break in it would read as
+/// two paths (a repository can plant `notes<LF>src` to point at another file). Other
+/// characters stay as they are, so that the name can be given back to Read.
 pub(crate) fn listed_path(path: &Path, cwd: &Path) -> String {
-    escape_line_breaking(&display_path(path, cwd))
-}
-
-/// `text` with its control characters and line and paragraph separators as escapes (see
-/// [`listed_path`]).
-pub(crate) fn escape_line_breaking(text: &str) -> String {
-    let breaks = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
-    if !text.chars().any(breaks) {
-        return text.to_owned();
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if breaks(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out
+    tool_core::escape_line_breaks(&display_path(path, cwd))
 }
 
 /// Runs blocking file work off the async runtime when there is one.

@@ -66,7 +66,7 @@ impl UnmatchableGlob {
                 "the {noun} `{}` names a path in {}, a version-control directory, which is \
                  never searched; to search it, give it as `path`.",
                 quoted(glob),
-                fsutil::escape_line_breaking(dir)
+                tool_core::escape_line_breaks(dir)
             ),
             Self::RepeatsPath {
                 glob,
@@ -75,7 +75,7 @@ impl UnmatchableGlob {
             } => format!(
                 "a {noun} is matched against paths relative to `path` ({}), and the {noun} \
                  `{}` repeats it; give it relative to `path`: `{}`.",
-                fsutil::escape_line_breaking(path),
+                tool_core::escape_line_breaks(path),
                 quoted(glob),
                 quoted(relative)
             ),

@@ -30,8 +30,10 @@
 //! Definitions are read from the user's directory (`$CLAUDE_CONFIG_DIR/agents`, else
 //! `~/.claude/agents`) and from `.claude/agents` in the project directory and its parents
 //! (up to the git repository's root, or only the project directory outside a repository; never the home directory). A project definition overrides a user one of the same name,
-//! the nearer directory winning, and both override the built-in one. Of two files of one
-//! directory that define one name, the one whose file name sorts last is used, with a notice.
+//! the nearer directory winning, and both override the built-in one. Each directory's
+//! subfolders are read too, as in Claude Code (the name is the frontmatter's, not the
+//! path's). Of two files under one directory that define one name, the one whose path sorts
+//! last is used, with a notice.
 //!
 //! `tools` and `disallowedTools` name MCP tools as permission rules do: `mcp__srv` and
 //! `mcp__srv__*` name every tool of server `srv` ([`AgentDefinition::select_tools`]). Each
@@ -827,6 +829,11 @@ fn project_agents_dirs(cwd: &Path) -> Vec<PathBuf> {
     dirs
 }
 
+/// Reads the definitions of the agents directory `dir` and its subfolders into `into`, as
+/// Claude Code reads them (the name is the frontmatter's, not the path's). The folders are
+/// walked as a commands directory's are ([`tools_builtin::skill::markdown_files`]: bounded
+/// in depth and entries, hidden entries skipped, links to directories not followed), in the
+/// order of the files' paths; what was left unread is said in `problems`.
 fn read_dir_definitions(
     dir: &Path,
     source: AgentSource,
@@ -834,19 +841,24 @@ fn read_dir_definitions(
     into: &mut BTreeMap<String, AgentDefinition>,
     problems: &mut Vec<String>,
 ) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut files: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md") && p.is_file())
-        .collect();
-    files.sort();
-    // The file of each name defined in this directory so far: of two files defining one
-    // name, the one whose file name sorts last is used, and that is said.
+    let walk = tools_builtin::skill::markdown_files(dir);
+    if walk.stopped {
+        problems.push(format!(
+            "stopped reading {} after {} directory entries: agent definitions past them are not read",
+            dir.display(),
+            tools_builtin::skill::MAX_COMMAND_ENTRIES
+        ));
+    }
+    for link in &walk.linked_dirs {
+        problems.push(format!(
+            "{} was not read for agent definitions: it is a link to a folder, and links to folders are not followed (move or copy the definitions into a real folder)",
+            link.display()
+        ));
+    }
+    // The file of each name defined in this directory's tree so far: of two files defining
+    // one name, the one whose path sorts last is used, and that is said.
     let mut defined_here: BTreeMap<String, PathBuf> = BTreeMap::new();
-    for file in files {
+    for (_, file) in walk.found {
         let stem = file
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -890,11 +902,12 @@ fn read_dir_definitions(
                 );
                 if let Some(earlier) = defined_here.insert(definition.name.clone(), file.clone()) {
                     problems.push(format!(
-                        "agent definitions {} and {} both define the agent `{}`: {} is used (of the files in one directory that define one name, the one whose file name sorts last is)",
+                        "agent definitions {} and {} both define the agent `{}`: {} is used, {} is not (of the files in one agents directory and its subfolders that define one name, the one whose path sorts last is)",
                         earlier.display(),
                         file.display(),
                         definition.name,
-                        file.display()
+                        file.display(),
+                        earlier.display()
                     ));
                 }
                 definition.path = Some(file);
@@ -1547,10 +1560,11 @@ mod tests {
         assert_eq!(
             problems,
             [format!(
-                "agent definitions {} and {} both define the agent `twin`: {} is used (of the files in one directory that define one name, the one whose file name sorts last is)",
+                "agent definitions {} and {} both define the agent `twin`: {} is used, {} is not (of the files in one agents directory and its subfolders that define one name, the one whose path sorts last is)",
                 a.display(),
                 b.display(),
-                b.display()
+                b.display(),
+                a.display()
             )]
         );
         // Another directory's definition of the name overrides it, as documented, unsaid.

@@ -59,3 +59,4 @@ mod review39_demo;
 mod review39_plan;
 mod review39_serve;
 mod review39_websearch;
+mod review40_agent;

@@ -390,35 +390,19 @@ fn search_roots(ctx: &ToolUseContext, managed: &Path) -> Vec<Root> {
 }
 
 /// Most levels of subdirectories of a commands directory searched for command files.
-const MAX_COMMAND_DEPTH: usize = 8;
+pub const MAX_COMMAND_DEPTH: usize = 8;
 /// Most command files taken from one commands directory.
-const MAX_COMMAND_FILES: usize = 1000;
+pub const MAX_COMMAND_FILES: usize = 1000;
 /// Most directory entries read from one commands directory and its subdirectories, of
 /// every kind (files, directories, links, hidden ones): the walk runs on every listing and
 /// every Skill call, and a cloned repository decides what is in it.
-const MAX_COMMAND_ENTRIES: usize = 10_000;
+pub const MAX_COMMAND_ENTRIES: usize = 10_000;
 
 /// The command files under the commands directory `root`, with their names
-/// ([`SkillKind::Command`]), in name order: `<name>.md` files, in subdirectories too (at
-/// most [`MAX_COMMAND_DEPTH`] deep, at most [`MAX_COMMAND_FILES`]). Hidden entries and
-/// names that are not UTF-8 are skipped.
-///
-/// A link to a directory is not followed (a link to `.` would otherwise find every command
-/// again under each path through it, and a few of them make the walk take seconds): only
-/// real subdirectories are searched. A command file that is a link is taken as any other
-/// (and judged when loaded, [`project_skill_link_outside`], [`denied_skill_file`]).
-///
-/// At most [`MAX_COMMAND_ENTRIES`] directory entries are read in all: the command files
-/// among those read are used, and a directory reached after that is not read (which of a
-/// directory's entries are read first when it alone holds more is the file system's
-/// order); a warning is logged saying so.
+/// ([`SkillKind::Command`]), in name order ([`markdown_files`]); a warning is logged when
+/// the walk stopped at [`MAX_COMMAND_ENTRIES`].
 fn command_files(root: &Path) -> Vec<(String, PathBuf)> {
-    let mut walk = CommandWalk {
-        found: Vec::new(),
-        entries_left: MAX_COMMAND_ENTRIES,
-        stopped: false,
-    };
-    walk_commands(root, &mut Vec::new(), &mut walk);
+    let walk = markdown_files(root);
     if walk.stopped {
         tracing::warn!(
             dir = %root.display(),
@@ -429,19 +413,48 @@ fn command_files(root: &Path) -> Vec<(String, PathBuf)> {
     walk.found
 }
 
-/// The state of one [`command_files`] walk.
-struct CommandWalk {
-    /// The command files found so far, with their names.
-    found: Vec<(String, PathBuf)>,
+/// What [`markdown_files`] found under a directory.
+#[derive(Debug, Default)]
+pub struct MarkdownFiles {
+    /// The `.md` files, each with its name: the names of its subdirectories, each followed
+    /// by `:`, then its own without `.md` (`frontend/component.md` is
+    /// `frontend:component`); in the order of their paths.
+    pub found: Vec<(String, PathBuf)>,
+    /// Whether the walk left entries unread for want of [`MAX_COMMAND_ENTRIES`].
+    pub stopped: bool,
+    /// The links to directories met, which were not followed.
+    pub linked_dirs: Vec<PathBuf>,
     /// How many more directory entries may be read ([`MAX_COMMAND_ENTRIES`]).
     entries_left: usize,
-    /// Whether the walk left entries unread for want of `entries_left`.
-    stopped: bool,
 }
 
-/// [`command_files`] of `dir`, whose subdirectory names from the commands directory are
-/// `prefix`.
-fn walk_commands(dir: &Path, prefix: &mut Vec<String>, walk: &mut CommandWalk) {
+/// The `<name>.md` files under `root` and its subdirectories, as a commands directory's
+/// are found (the binary reads agent definitions directories the same way): at most
+/// [`MAX_COMMAND_DEPTH`] levels deep, at most [`MAX_COMMAND_FILES`], in the order of their
+/// paths (each directory's entries in byte order of their names, a subdirectory's files
+/// in its place). Hidden entries and names that are not UTF-8 are skipped.
+///
+/// A link to a directory is not followed (a link to `.` would otherwise find every file
+/// again under each path through it, and a few of them make the walk take seconds): only
+/// real subdirectories are searched, and the links are listed in
+/// [`MarkdownFiles::linked_dirs`]. A `.md` file that is a link is taken as any other (and
+/// judged when read: for a command, [`project_skill_link_outside`], [`denied_skill_file`]).
+///
+/// At most [`MAX_COMMAND_ENTRIES`] directory entries are read in all: the files among
+/// those read are found, and a directory reached after that is not read (which of a
+/// directory's entries are read first when it alone holds more is the file system's
+/// order); [`MarkdownFiles::stopped`] says so.
+pub fn markdown_files(root: &Path) -> MarkdownFiles {
+    let mut walk = MarkdownFiles {
+        entries_left: MAX_COMMAND_ENTRIES,
+        ..MarkdownFiles::default()
+    };
+    walk_commands(root, &mut Vec::new(), &mut walk);
+    walk
+}
+
+/// [`markdown_files`] of `dir`, whose subdirectory names from the walk's root are `prefix`.
+fn walk_commands(dir: &Path, prefix: &mut Vec<String>, walk: &mut MarkdownFiles) {
     if prefix.len() > MAX_COMMAND_DEPTH {
         return;
     }
@@ -482,6 +495,7 @@ fn walk_commands(dir: &Path, prefix: &mut Vec<String>, walk: &mut CommandWalk) {
             prefix.pop();
         } else if kind.is_some_and(|k| k.is_symlink()) && path.is_dir() {
             // A link to a directory: not followed.
+            walk.linked_dirs.push(path);
         } else if let Some(stem) = name.strip_suffix(".md")
             && !stem.is_empty()
         {

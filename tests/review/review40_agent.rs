@@ -1,0 +1,125 @@
+//! Review 40's findings on the `agent` command's sub-agents, against the local stand-in for
+//! the Messages API (`support/model_api.rs`): agent definitions in subfolders of
+//! `.claude/agents/` were ignored without a word; the Agent tool's schema told the model of
+//! an internal function (a rustdoc link from `AgentModel`'s doc comments); and
+//! `CLAUDE_CODE_SUBAGENT_MODEL` was ignored.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::model_api::*;
+
+/// Writes `text` to `dir/<relative>`, making the directories on the way.
+fn write(dir: &Path, relative: &str, text: &str) {
+    let path = dir.join(relative);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A definition named `name` whose body is `<name> body`.
+fn definition(name: &str) -> String {
+    format!("---\nname: {name}\ndescription: the {name} agent\n---\n{name} body\n")
+}
+
+/// A server whose main agent calls Agent once with `input`, then ends with "ok"; every
+/// sub-agent request is answered "done".
+fn calling_agent(input: Value) -> (String, Seen) {
+    serve(move |_, request| {
+        if request.is_subagent() {
+            return full(turn(Some("done"), &[]));
+        }
+        if request.messages().len() == 1 {
+            full(turn(None, &[("toolu_agent", "Agent", input.clone())]))
+        } else {
+            full(turn(Some("ok"), &[]))
+        }
+    })
+}
+
+/// Found by review: a definition in a subfolder of `.claude/agents/` (project or user) was
+/// not read, and nothing said so. Claude Code reads them (the name is the frontmatter's,
+/// not the path's): they are listed and can be started, a link to a directory (here one
+/// that would loop) is not followed, and of two files of the tree defining one name, the
+/// one whose path sorts last is used and a notice names the one that is not.
+#[test]
+fn definitions_in_subfolders_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(dir.path()).unwrap();
+    write(&project, ".claude/agents/top.md", &definition("top"));
+    write(
+        &project,
+        ".claude/agents/review/nested.md",
+        &definition("nested"),
+    );
+    write(
+        &project,
+        ".claude/agents/review/deep/deeper.md",
+        &definition("deeper"),
+    );
+    write(&project, ".claude/agents/a-twin.md", &definition("twin"));
+    write(
+        &project,
+        ".claude/agents/review/twin.md",
+        "---\nname: twin\ndescription: the nested twin\n---\ntwin body\n",
+    );
+    std::os::unix::fs::symlink("..", project.join(".claude/agents/review/loop")).unwrap();
+    // The user's agents directory (`agent_command` points `CLAUDE_CONFIG_DIR` at it).
+    write(
+        &project,
+        ".no-user-config/agents/team/mine.md",
+        &definition("mine"),
+    );
+    trust(&project);
+    let (url, seen) =
+        calling_agent(json!({"description": "d", "prompt": "p", "subagent_type": "nested"}));
+    let out = agent_command(&url, &project, &["-p"], "go")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let seen = seen.lock().unwrap();
+    let listing = seen[0].tool("Agent").unwrap()["description"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for name in ["top", "nested", "deeper", "mine"] {
+        assert!(
+            listing.contains(&format!("- {name}: the {name} agent")),
+            "{name} is not listed: {listing}\n{err}"
+        );
+    }
+    assert!(listing.contains("- twin: the nested twin"), "{listing}");
+    let (loser, winner) = (
+        project.join(".claude/agents/a-twin.md"),
+        project.join(".claude/agents/review/twin.md"),
+    );
+    assert!(
+        err.contains(&format!(
+            "{} is used, {} is not",
+            winner.display(),
+            loser.display()
+        )),
+        "{err}"
+    );
+    // The link was not followed (nothing was found twice through it), and that is said.
+    assert_eq!(err.matches("both define the agent").count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{} was not read for agent definitions: it is a link to a folder",
+            project.join(".claude/agents/review/loop").display()
+        )),
+        "{err}"
+    );
+    let sub = seen
+        .iter()
+        .find(|r| r.is_subagent())
+        .expect("the nested agent made no request");
+    assert!(
+        sub.body["system"]
+            .as_str()
+            .is_some_and(|s| s.contains("nested body")),
+        "{}",
+        sub.body["system"]
+    );
+}

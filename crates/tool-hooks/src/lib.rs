@@ -68,7 +68,9 @@ pub use config::{
     HookHandler, HooksConfig, HttpHandler, MatcherGroup, NO_MATCHER_EVENTS, OnFailure,
     SettingsFile, TOOL_EVENTS, default_timeout,
 };
-pub use matcher::{BasicRuleMatcher, IfMatch, Matcher, MatcherError, RuleMatcher, if_rule_problem};
+pub use matcher::{
+    BasicRuleMatcher, IfMatch, JsRegex, Matcher, MatcherError, RuleMatcher, if_rule_problem,
+};
 pub use native::{NativeHook, NativeHookError};
 pub use outcome::{
     AsyncHookResult, CommonOutcome, EventOutcome, HookMessage, HookRunReport,

@@ -2,7 +2,6 @@
 
 use std::fmt;
 
-use regex::Regex;
 use serde_json::Value;
 
 /// A parsed `matcher` string of a matcher group.
@@ -16,43 +15,67 @@ use serde_json::Value;
 ///   Code reads such a matcher as a regular expression that needs that character in the
 ///   tool name, so its hooks (a guard's too) never run. Loading the settings warns about
 ///   it, and about such whitespace around a regex.
-/// - Anything else is a regular expression, matched **unanchored** (like JavaScript's
-///   `RegExp.test`), so `Edit.*` also matches `NotebookEdit`. JavaScript's lookaround and
-///   backreferences (`^(?!mcp__)`) work too.
-#[derive(Clone)]
+/// - Anything else is a JavaScript regular expression ([`JsRegex`]), matched
+///   **unanchored** as Claude Code's `new RegExp(matcher).test(name)` does, so `Edit.*`
+///   also matches `NotebookEdit`, `B\ash` is `Bash`, and lookaround and backreferences
+///   (`^(?!mcp__)`) work.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Matcher {
     /// Matches every value.
     All,
     /// Matches values equal to one of the names (none when the list is empty).
     Exact(Vec<String>),
-    /// Matches values the regex finds a match in (unanchored).
-    Regex(Regex),
-    /// A regex with lookaround or backreferences (which [`Regex`] does not have), run by a
-    /// backtracking engine. A value it cannot decide within its backtracking limit counts
-    /// as a match: the hook runs.
-    Backtracking(fancy_regex::Regex),
+    /// Matches values the regular expression finds a match in (unanchored).
+    Regex(JsRegex),
 }
 
-impl fmt::Debug for Matcher {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::All => f.write_str("All"),
-            Self::Exact(names) => f.debug_tuple("Exact").field(names).finish(),
-            Self::Regex(re) => f.debug_tuple("Regex").field(&re.as_str()).finish(),
-            Self::Backtracking(re) => f.debug_tuple("Backtracking").field(&re.as_str()).finish(),
-        }
+/// A regular expression read and run as JavaScript's `new RegExp(source)` (no flags) reads
+/// and runs it, by an ECMAScript engine (`regress`), Annex B included: `\a` is `a`, `[^]`
+/// is any character, `\cB` is a control character, `(?i)` is a syntax error. As in
+/// JavaScript, the pattern and the value are sequences of UTF-16 code units (`^.$` does not
+/// match an emoji, which is two of them).
+///
+/// Like JavaScript's, the engine backtracks with no step limit: a pattern that backtracks
+/// exponentially (`(a+)+$`) takes as long on a tool name as it does in Claude Code.
+#[derive(Clone)]
+pub struct JsRegex {
+    source: String,
+    re: regress::Regex,
+}
+
+impl JsRegex {
+    /// Compiles `source` as JavaScript's `new RegExp(source)` does; the error is the one
+    /// a JavaScript engine rejects it with (`Invalid group modifier` for `(?i)bash`).
+    pub fn new(source: &str) -> Result<Self, regress::Error> {
+        let units = source.encode_utf16().map(u32::from);
+        let re = regress::Regex::from_unicode(units, regress::Flags::default())?;
+        Ok(Self {
+            source: source.to_owned(),
+            re,
+        })
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// Whether the pattern matches somewhere in `value` (JavaScript's `RegExp.test`).
+    pub fn is_match(&self, value: &str) -> bool {
+        let units: Vec<u16> = value.encode_utf16().collect();
+        self.re.find_from_ucs2(&units, 0).next().is_some()
     }
 }
 
-impl PartialEq for Matcher {
+impl fmt::Debug for JsRegex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("JsRegex").field(&self.source).finish()
+    }
+}
+
+impl PartialEq for JsRegex {
     fn eq(&self, other: &Self) -> bool {
-        match (self, other) {
-            (Self::All, Self::All) => true,
-            (Self::Exact(a), Self::Exact(b)) => a == b,
-            (Self::Regex(a), Self::Regex(b)) => a.as_str() == b.as_str(),
-            (Self::Backtracking(a), Self::Backtracking(b)) => a.as_str() == b.as_str(),
-            _ => false,
-        }
+        self.source == other.source
     }
 }
 
@@ -85,7 +108,7 @@ pub(crate) fn stray_whitespace_warning(pattern: &str, matcher: &Matcher) -> Opti
              the group)",
             names.join("|")
         ),
-        Matcher::Regex(_) | Matcher::Backtracking(_) => {
+        Matcher::Regex(_) => {
             "it is a regular expression (whitespace is set aside only around exact names), and \
              that whitespace is part of it: it matches only values that contain it (no tool \
              name does)"
@@ -99,13 +122,14 @@ pub(crate) fn stray_whitespace_warning(pattern: &str, matcher: &Matcher) -> Opti
     ))
 }
 
-/// A matcher string that is neither an exact list nor a valid regular expression.
+/// A matcher string that is neither an exact list nor a regular expression JavaScript
+/// compiles ([`JsRegex`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid matcher regex {pattern:?}: {reason}")]
 pub struct MatcherError {
     /// The matcher as written.
     pub pattern: String,
-    /// Why the regex does not compile.
+    /// Why JavaScript would not compile it (the engine's error).
     pub reason: String,
 }
 
@@ -157,16 +181,14 @@ impl Matcher {
             // Claude Code. Only `"*"`, `""` or no matcher match everything.
             return Ok(Self::Exact(names));
         }
-        match Regex::new(pattern) {
-            Ok(re) => Ok(Self::Regex(re)),
-            Err(e) => fancy_regex::Regex::new(pattern)
-                .map(Self::Backtracking)
-                // The first engine's reason is the clearer one for a plain syntax error.
-                .map_err(|_| MatcherError {
-                    pattern: pattern.to_owned(),
-                    reason: e.to_string(),
-                }),
-        }
+        // Claude Code's `new RegExp(matcher)`: one JavaScript rejects (`(?i)bash`) runs no
+        // hook there; here it is reported, and on guard events it refuses the calls.
+        JsRegex::new(pattern)
+            .map(Self::Regex)
+            .map_err(|e| MatcherError {
+                pattern: pattern.to_owned(),
+                reason: format!("JavaScript would not compile it: {e}"),
+            })
     }
 
     /// Whether `value` (a tool name, a SessionStart source, ...) matches. A tool's legacy
@@ -186,7 +208,6 @@ impl Matcher {
                 .iter()
                 .any(|p| tool_core::normalize_tool_name(p) == current),
             Self::Regex(re) => any_name(&|n| re.is_match(n)),
-            Self::Backtracking(re) => any_name(&|n| re.is_match(n).unwrap_or(true)),
         }
     }
 }
@@ -549,9 +570,8 @@ mod tests {
         let m = Matcher::parse(Some("^Agent$")).unwrap();
         assert!(m.is_match("Task") && !m.is_match("TaskList"));
         assert!(Matcher::parse(Some("(unclosed")).is_err());
-        // JavaScript lookaround and backreferences, which `regex` lacks.
+        // JavaScript lookaround and backreferences.
         let m = Matcher::parse(Some("^(?!mcp__).*")).unwrap();
-        assert!(matches!(m, Matcher::Backtracking(_)));
         assert!(m.is_match("Bash") && !m.is_match("mcp__memory__create"));
         let m = Matcher::parse(Some("(?<=Notebook)Edit")).unwrap();
         assert!(m.is_match("NotebookEdit") && !m.is_match("Edit"));

@@ -15,4 +15,5 @@ mod review31_hooks;
 mod review34_scrub;
 mod review38_hooks;
 mod review38_hooksenv;
+mod review40_hooks;
 mod review_fixes;

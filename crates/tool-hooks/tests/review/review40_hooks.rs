@@ -1,0 +1,136 @@
+//! Review 40: a matcher is a JavaScript regular expression, compiled and run as Claude
+//! Code's `new RegExp(matcher).test(name)` does. Rust's `regex` read `B\ash` as `B<BEL>sh`
+//! (its guard never ran, with no warning), refused `[^]*`, `\cBash|Bash` and `Bash\k|Bash`
+//! (valid in JavaScript) as unreadable, and took `(?i)bash`, which JavaScript rejects.
+
+use std::process::Command;
+
+use crate::common::{Env, cmd, one};
+use serde_json::json;
+use tool_core::RuleSource;
+use tool_hooks::{HookRunner, HooksConfig, Matcher, PermissionDecision, ToolCallInfo};
+
+/// Each matcher, a tool name, and what node 20 answers for
+/// `node -e 'console.log(new RegExp(M).test(N))'`: `Some(result)`, or `None` where
+/// `new RegExp(M)` throws (a SyntaxError: Claude Code runs no hook of that group).
+/// These are node's answers, hard-coded so that the test runs where node is not.
+const NODE_ANSWERS: &[(&str, &str, Option<bool>)] = &[
+    // An identity escape: `\a` is `a` in JavaScript (Rust reads it as BEL).
+    (r"B\ash", "Bash", Some(true)),
+    (r"B\ash", "Edit", Some(false)),
+    // `[^]` is any character in JavaScript (Rust: an unclosed class).
+    ("[^]*", "Bash", Some(true)),
+    ("[^]*", "Edit", Some(true)),
+    // `\c` before a letter is a control character; Rust has no `\c`.
+    (r"\cBash|Bash", "Bash", Some(true)),
+    (r"\cBash|Bash", "Edit", Some(false)),
+    // `\k` with no named group is a `k` (Annex B); Rust has no `\k`.
+    (r"Bash\k|Bash", "Bash", Some(true)),
+    (r"Bash\k|Bash", "Edit", Some(false)),
+    // An inline flag group is a syntax error in JavaScript ("Invalid group").
+    ("(?i)bash", "Bash", None),
+    ("(?i)bash", "Edit", None),
+    // Lookaround and backreferences, which worked before and still must.
+    ("^(?!mcp__).*", "Bash", Some(true)),
+    ("^(?!mcp__).*", "mcp__memory__create", Some(false)),
+    ("(?<=Notebook)Edit", "NotebookEdit", Some(true)),
+    ("(?<=Notebook)Edit", "Edit", Some(false)),
+    (r"^(\w)\1", "llm_tool", Some(true)),
+    (r"^(\w)\1", "Bash", Some(false)),
+];
+
+/// What node answers for `new RegExp(matcher).test(name)` where it is installed: the
+/// hard-coded answers are checked against it, so that a wrong one is caught.
+fn node_answer(matcher: &str, name: &str) -> Option<Option<bool>> {
+    let out = Command::new("node")
+        .args([
+            "-e",
+            "let r; try { r = new RegExp(process.argv[1]) } catch (e) { console.log('error'); process.exit(0) } console.log(r.test(process.argv[2]))",
+            matcher,
+            name,
+        ])
+        .output()
+        .ok()?;
+    match String::from_utf8_lossy(&out.stdout).trim() {
+        "true" => Some(Some(true)),
+        "false" => Some(Some(false)),
+        "error" => Some(None),
+        other => panic!("node said {other:?} for {matcher:?}"),
+    }
+}
+
+#[test]
+fn matchers_match_as_javascript_regexes_do() {
+    let mut asked_node = false;
+    for &(matcher, name, expected) in NODE_ANSWERS {
+        if let Some(node) = node_answer(matcher, name) {
+            asked_node = true;
+            assert_eq!(node, expected, "node's answer for {matcher:?} on {name}");
+        }
+        match (Matcher::parse(Some(matcher)), expected) {
+            (Ok(m), Some(want)) => assert_eq!(m.is_match(name), want, "{matcher:?} on {name}"),
+            (Err(e), Some(_)) => panic!("{matcher:?} is valid JavaScript: {e}"),
+            (Ok(m), None) => panic!("{matcher:?} is no JavaScript regex, read as {m:?}"),
+            (Err(e), None) => assert!(e.to_string().contains(matcher), "{e}"),
+        }
+    }
+    if !asked_node {
+        eprintln!("note: node is not installed; checked against its hard-coded answers only");
+    }
+}
+
+fn bash() -> ToolCallInfo {
+    ToolCallInfo::new("Bash", json!({"command": "true"}), "toolu_01")
+}
+
+/// A guard behind `B\ash` blocks Bash, as under Claude Code (it never ran: a silent hole);
+/// one behind `[^]*` runs for every call instead of refusing them all as unreadable.
+#[tokio::test]
+async fn a_guard_behind_a_javascript_only_matcher_runs() {
+    let env = Env::new();
+    for matcher in [r"B\ash", "[^]*", r"\cBash|Bash", r"Bash\k|Bash"] {
+        let hooks = one(
+            "PreToolUse",
+            matcher,
+            vec![cmd("echo blocked by the guard >&2; exit 2")],
+        );
+        let (config, diags) = HooksConfig::from_hooks_value(&hooks, RuleSource::UserSettings);
+        assert!(diags.is_empty(), "{matcher:?}: {diags:?}");
+        let out = HookRunner::new(config)
+            .run_pre_tool_use(&bash(), &env.ctx())
+            .await;
+        let decision = out
+            .decision
+            .unwrap_or_else(|| panic!("{matcher:?}: the call ran"));
+        assert_eq!(decision.behavior, PermissionDecision::Deny, "{matcher:?}");
+        assert!(
+            decision.message.contains("blocked by the guard"),
+            "{matcher:?}: {}",
+            decision.message
+        );
+    }
+}
+
+/// A matcher JavaScript rejects is reported when the settings are loaded, with the engine's
+/// reason, and its guard refuses the calls (fails closed) rather than match as Rust would.
+#[tokio::test]
+async fn a_matcher_javascript_rejects_is_reported_and_refuses() {
+    let env = Env::new();
+    let hooks = one("PreToolUse", "(?i)bash", vec![cmd("exit 0")]);
+    let (config, diags) = HooksConfig::from_hooks_value(&hooks, RuleSource::UserSettings);
+    let text = format!("{diags:?}");
+    assert!(
+        text.contains("invalid matcher regex \\\"(?i)bash\\\"") && text.contains("group"),
+        "{text}"
+    );
+    let out = HookRunner::new(config)
+        .run_pre_tool_use(&bash(), &env.ctx())
+        .await;
+    let decision = out.decision.expect("the call was not refused");
+    assert_eq!(decision.behavior, PermissionDecision::Deny);
+    assert!(
+        decision.message.contains("(?i)bash"),
+        "{}",
+        decision.message
+    );
+}

@@ -93,8 +93,11 @@ fn max_concurrent_from(raw: Option<&str>) -> (usize, Option<String>) {
     }
 }
 
-/// A model the Agent tool's input may name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+/// A model the Agent tool's input may name. Its schema is Claude Code's plain string enum
+/// (the [`AgentInput`] field's description says what the names are for): a derived one
+/// would give each name its doc comment below, which is written for Rust readers, not for
+/// the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AgentModel {
     /// The Sonnet model (`ANTHROPIC_DEFAULT_SONNET_MODEL`, else `claude-sonnet-4-5`).
@@ -109,6 +112,20 @@ pub enum AgentModel {
     Fable,
 }
 
+impl JsonSchema for AgentModel {
+    fn schema_name() -> Cow<'static, str> {
+        "AgentModel".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "enum": ["sonnet", "opus", "haiku", "fable"]})
+    }
+}
+
 /// Input of the Agent tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct AgentInput {
@@ -118,7 +135,7 @@ pub struct AgentInput {
     pub prompt: String,
     /// The type of specialized agent to use for this task
     pub subagent_type: Option<String>,
-    /// Optional model to use for this agent. If not specified, inherits from the agent definition or the parent. Prefer haiku for quick, straightforward tasks to minimize cost and latency.
+    /// Optional model to use for this agent. If not specified, inherits from the agent definition or the parent. Prefer haiku for quick, straightforward tasks to minimize cost and latency. fable works only where it is set up; if it is not, the call is refused and says so.
     pub model: Option<AgentModel>,
     /// Not supported here: agents always run in the foreground (leave it out or false).
     pub run_in_background: Option<bool>,
@@ -1287,6 +1304,26 @@ mod tests {
         assert_eq!(
             content[1],
             json!({"type": "text", "text": tool_core::INTERRUPT_MESSAGE_FOR_TOOL_USE})
+        );
+    }
+
+    /// The schema's names are the names the input is read with, every one of them.
+    #[test]
+    fn the_model_schema_names_every_model_the_input_takes() {
+        let schema = schemars::SchemaGenerator::default().into_root_schema_for::<AgentModel>();
+        let names = schema.as_value()["enum"].as_array().unwrap().clone();
+        let read: Vec<AgentModel> = names
+            .iter()
+            .map(|n| serde_json::from_value(n.clone()).unwrap())
+            .collect();
+        assert_eq!(
+            read,
+            [
+                AgentModel::Sonnet,
+                AgentModel::Opus,
+                AgentModel::Haiku,
+                AgentModel::Fable
+            ]
         );
     }
 

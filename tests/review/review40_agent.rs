@@ -123,3 +123,54 @@ fn definitions_in_subfolders_are_read() {
         sub.body["system"]
     );
 }
+
+/// Found by review: the Agent tool's `model` was a `oneOf` of constants each with a Rust doc
+/// comment as its description, one of them a rustdoc link (``[`resolve_fable`]``) with the
+/// comment's line breaks. It is a plain string enum, as Claude Code declares it, with one
+/// description for the model; and no tool the agent sends (deferred ones included) has a
+/// rustdoc link in its description or schema.
+#[test]
+fn the_schemas_the_model_gets_hold_no_rust_docs() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(dir.path()).unwrap();
+    let mut tools = Vec::new();
+    // With tool search on and off: the deferred tools' schemas are sent in the second.
+    for search in ["true", "false"] {
+        let (url, seen) = serve(|_, _| full(turn(Some("ok"), &[])));
+        let out = agent_command(&url, &project, &["-p"], "go")
+            .env("ENABLE_TOOL_SEARCH", search)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        tools.extend(
+            seen.lock().unwrap()[0].body["tools"]
+                .as_array()
+                .unwrap()
+                .clone(),
+        );
+    }
+    let agent = tools.iter().find(|t| t["name"] == "Agent").unwrap();
+    let model = &agent["input_schema"]["properties"]["model"];
+    assert_eq!(model["type"], "string", "{model}");
+    assert_eq!(
+        model["enum"],
+        json!(["sonnet", "opus", "haiku", "fable"]),
+        "{model}"
+    );
+    assert!(model.get("oneOf").is_none(), "{model}");
+    assert!(
+        model["description"]
+            .as_str()
+            .is_some_and(|d| !d.is_empty() && !d.contains('\n')),
+        "{model}"
+    );
+    assert!(tools.len() > 10, "{tools:?}");
+    for tool in &tools {
+        let text = tool.to_string();
+        assert!(
+            !text.contains("[`"),
+            "a rustdoc link in {}: {text}",
+            tool["name"]
+        );
+    }
+}

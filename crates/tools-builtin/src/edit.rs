@@ -221,7 +221,7 @@ fn edit_blocking(
     }
     let bytes = fsutil::read_optional(path)?;
     if bytes.is_none() && !input.old_string.is_empty() {
-        return Err(ToolError::msg(fsutil::not_found_message(ctx)));
+        return Err(ToolError::msg(fsutil::not_found_message(path, ctx)));
     }
     let planned = plan(bytes.as_deref(), &input).map_err(|r| ToolError::msg(r.message))?;
     unseen_lines_refused(ctx, path, &planned.touched).map_err(ToolError::msg)?;
@@ -977,7 +977,7 @@ fn validate(input: &EditInput, ctx: &ToolUseContext) -> Result<(), ValidationErr
     // Checks that do not depend on the read cache come first, as in Claude Code.
     if bytes.is_none() && !input.old_string.is_empty() {
         return Err(ValidationError::with_code(
-            fsutil::not_found_message(ctx),
+            fsutil::not_found_message(&path, ctx),
             4,
         ));
     }

@@ -201,12 +201,100 @@ pub(crate) fn cwd_relative(path: PathBuf) -> PathBuf {
     }
 }
 
-/// The "file does not exist" refusal, with the working directory as Claude Code gives it.
-pub(crate) fn not_found_message(ctx: &ToolUseContext) -> String {
-    format!(
+/// The "file does not exist" refusal of `path` (absolute), with the working directory as
+/// Claude Code gives it, and its hint when one is found ([`missing_file_hint`]): ` Did you
+/// mean <path or name>?`, escaped as Glob lists names ([`listed_path`]).
+pub(crate) fn not_found_message(path: &Path, ctx: &ToolUseContext) -> String {
+    let mut message = format!(
         "File does not exist. Note: your current working directory is {}.",
         ctx.cwd().display()
-    )
+    );
+    if let Some(hint) = missing_file_hint(path, ctx) {
+        message.push_str(&format!(
+            " Did you mean {}?",
+            tool_core::escape_line_breaks(&hint)
+        ));
+    }
+    message
+}
+
+/// The most entries of the missing file's directory [`similar_file`] looks at: a directory
+/// of millions of files costs one bounded listing, not a stalled call.
+const SIMILAR_FILE_SCAN: usize = 1000;
+
+/// What the model may have meant by the missing `path`, as Claude Code's Read and Edit
+/// find it: the same path under the working directory ([`path_under_cwd`]), else a file
+/// beside it with the same name and another extension ([`similar_file`]). Only a path the
+/// model may read unasked is named: one inside the working directories (Edit refuses a
+/// missing file before any permission check, so a hint there would list a folder outside
+/// them that nobody allowed), and not covered by a Read deny rule (the hint would tell what
+/// the rule hides).
+fn missing_file_hint(path: &Path, ctx: &ToolUseContext) -> Option<String> {
+    let engine = tool_perms::PermissionEngine::for_walking(ctx);
+    let readable = |p: &Path| {
+        in_working_directories(p, ctx)
+            && engine
+                .as_ref()
+                .is_none_or(|e| e.denied_by(p, tool_core::FileAccess::Read).is_none())
+    };
+    if let Some(under) = path_under_cwd(path, ctx.cwd()).filter(|p| readable(p)) {
+        return Some(under.display().to_string());
+    }
+    // A folder outside them is not even listed.
+    if !path
+        .parent()
+        .is_some_and(|dir| in_working_directories(dir, ctx))
+    {
+        return None;
+    }
+    similar_file(path, readable)
+}
+
+/// Claude Code's `suggestPathUnderCwd`, for a model that dropped the project folder from an
+/// absolute path: `path` lies under the parent of the working directory `cwd` but not under
+/// `cwd`, and the same path relative to that parent exists under `cwd`
+/// (`/home/u/src/lib.rs` asked for, `/home/u/proj/src/lib.rs` there with the cwd
+/// `/home/u/proj`). Both are compared with links resolved (the path's nearest existing
+/// ancestor: the folder the model left out usually makes its parent missing too); the
+/// suggestion is under `cwd` as given.
+fn path_under_cwd(path: &Path, cwd: &Path) -> Option<PathBuf> {
+    let real_cwd = fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let cwd_parent = real_cwd.parent()?;
+    let resolved = path.ancestors().skip(1).find_map(|a| {
+        let real = fs::canonicalize(a).ok()?;
+        Some(real.join(path.strip_prefix(a).ok()?))
+    })?;
+    if resolved.starts_with(&real_cwd) {
+        return None;
+    }
+    let corrected = cwd.join(resolved.strip_prefix(cwd_parent).ok()?);
+    fs::metadata(&corrected).ok().map(|_| corrected)
+}
+
+/// Claude Code's `findSimilarFile`: the name of an entry of `path`'s directory with the
+/// same stem as `path` and another extension (`main.ts` for a missing `main.js`), of those
+/// `readable` allows. Of several, the first by name (Claude Code takes the first the
+/// directory lists, an order that differs between file systems); only the first
+/// [`SIMILAR_FILE_SCAN`] entries are looked at. No directory, no suggestion.
+fn similar_file(path: &Path, readable: impl Fn(&Path) -> bool) -> Option<String> {
+    let dir = path.parent()?;
+    let name = path.file_name()?;
+    let stem = Path::new(name).file_stem()?;
+    let mut best: Option<OsString> = None;
+    for entry in fs::read_dir(dir).ok()?.take(SIMILAR_FILE_SCAN) {
+        let Ok(entry) = entry else { continue };
+        let other = entry.file_name();
+        if other == name
+            || Path::new(&other).file_stem() != Some(stem)
+            || best.as_ref().is_some_and(|b| *b <= other)
+        {
+            continue;
+        }
+        if readable(&dir.join(&other)) {
+            best = Some(other);
+        }
+    }
+    best.map(|b| b.to_string_lossy().into_owned())
 }
 
 /// A path as shown to the model: relative to the working directory when inside it.

@@ -380,7 +380,7 @@ impl TypedTool for Read {
         }
         match fs::metadata(&path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(ValidationError::with_code(
-                fsutil::not_found_message(ctx),
+                fsutil::not_found_message(&path, ctx),
                 2,
             )),
             Err(e) => Err(ValidationError::new(format!(
@@ -480,7 +480,7 @@ fn read_blocking(
     ctx: &ToolUseContext,
 ) -> Result<ReadOutput, ToolError> {
     let meta = fs::metadata(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => ToolError::msg(fsutil::not_found_message(ctx)),
+        io::ErrorKind::NotFound => ToolError::msg(fsutil::not_found_message(path, ctx)),
         _ => ToolError::io(path, e),
     })?;
     if meta.is_dir() {

@@ -40,3 +40,4 @@ mod review38_prompting;
 mod review39_bash;
 mod review39_search;
 mod review39_web_search;
+mod review40_read;

@@ -1,0 +1,168 @@
+//! Review 40 of the file tools: a missing file's refusal says which file the model may have
+//! meant, as Claude Code's Read and Edit do (`suggestPathUnderCwd`, else
+//! `findSimilarFile`).
+
+use std::fs;
+use std::path::Path;
+
+use crate::common::{ctx, fail};
+use serde_json::{Value, json};
+use tool_core::{ProgressSender, RuleSource, SourcedRule, Tool, ToolPermissionContext};
+use tools_builtin::{Edit, Read};
+
+/// The refusal Read and Edit give for a missing file with the working directory `cwd`.
+fn missing(cwd: &Path) -> String {
+    format!(
+        "File does not exist. Note: your current working directory is {}.",
+        cwd.display()
+    )
+}
+
+/// The failure of `input` given straight to `tool`'s `call` (no `validate_input` first):
+/// the file went missing between the two, or Read's validation left it to the call.
+async fn call_error(tool: &dyn Tool, c: &tool_core::ToolUseContext, input: Value) -> String {
+    let input = tool.parse_input(input).unwrap();
+    match tool.call(input, c.clone(), ProgressSender::none()).await {
+        Ok(out) => panic!("call succeeded: {:?}", out.data.content),
+        Err(e) => e.to_model_text(),
+    }
+}
+
+/// Read's and Edit's texts for `file`, through validation and through the call alone,
+/// without the `<tool_use_error>` a validation refusal is wrapped in (Read leaves a path
+/// outside the working directories to its call).
+async fn refusals(c: &tool_core::ToolUseContext, file: &Path) -> Vec<String> {
+    let read = json!({"file_path": file});
+    let edit = json!({"file_path": file, "old_string": "x", "new_string": "y"});
+    let bare = |text: String| {
+        text.strip_prefix("<tool_use_error>")
+            .and_then(|t| t.strip_suffix("</tool_use_error>"))
+            .map_or(text.clone(), str::to_owned)
+    };
+    vec![
+        bare(fail(&Read, c, read.clone()).await.text),
+        bare(fail(&Edit, c, edit.clone()).await.text),
+        call_error(&Read, c, read).await,
+        call_error(&Edit, c, edit).await,
+    ]
+}
+
+fn deny(list: &[&str]) -> ToolPermissionContext {
+    ToolPermissionContext {
+        deny: list
+            .iter()
+            .map(|r| SourcedRule {
+                source: RuleSource::ProjectSettings,
+                rule: (*r).to_owned(),
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// `src/main.js` missing beside `src/main.ts`: the refusal names `main.ts`, the file's name
+/// alone as Claude Code gives it. Of several namesakes the first by name is named, so the
+/// hint does not depend on the order the directory lists them in; one a Read deny rule
+/// covers is never named.
+#[tokio::test]
+async fn a_missing_file_names_its_namesake_with_another_extension() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    fs::create_dir(root.join("src")).unwrap();
+    fs::write(root.join("src/main.ts"), "x\n").unwrap();
+    let asked = root.join("src/main.js");
+    let c = ctx(&root);
+    for text in refusals(&c, &asked).await {
+        assert_eq!(text, format!("{} Did you mean main.ts?", missing(&root)));
+    }
+
+    for other in ["main.py", "main.c", "main.rs"] {
+        fs::write(root.join("src").join(other), "x\n").unwrap();
+    }
+    for text in refusals(&c, &asked).await {
+        assert!(text.ends_with(" Did you mean main.c?"), "{text}");
+    }
+    let c = ctx(&root).with_permission(deny(&["Read(./src/main.c)", "Read(**/*.py)"]));
+    for text in refusals(&c, &asked).await {
+        assert!(text.ends_with(" Did you mean main.rs?"), "{text}");
+    }
+}
+
+/// The model dropped the project folder: `<parent>/src/lib.rs` asked for, with the cwd
+/// `<parent>/proj` holding `src/lib.rs`. The refusal names the path under the cwd, before
+/// any namesake; not when a Read deny rule covers it.
+#[tokio::test]
+async fn a_path_missing_the_project_folder_is_suggested_under_the_cwd() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = fs::canonicalize(dir.path()).unwrap();
+    let root = parent.join("proj");
+    fs::create_dir_all(root.join("src")).unwrap();
+    fs::write(root.join("src/lib.rs"), "x\n").unwrap();
+    let c = ctx(&root);
+    // `<parent>/src` does not exist.
+    let asked = parent.join("src/lib.rs");
+    let hint = format!(" Did you mean {}?", root.join("src/lib.rs").display());
+    for text in refusals(&c, &asked).await {
+        assert_eq!(text, format!("{}{hint}", missing(&root)));
+    }
+    // `<parent>/src` exists, with a namesake of another extension in it: the path under the
+    // cwd comes first.
+    fs::create_dir(parent.join("src")).unwrap();
+    fs::write(parent.join("src/lib.c"), "x\n").unwrap();
+    for text in refusals(&c, &asked).await {
+        assert!(text.ends_with(&hint), "{text}");
+    }
+    // Denied under the cwd: no hint. Nor is the namesake beside the path asked for named:
+    // it is outside the working directories, and Edit refuses before anyone was asked.
+    let c = ctx(&root).with_permission(deny(&["Read(./src/**)"]));
+    for text in refusals(&c, &asked).await {
+        assert_eq!(text, missing(&root));
+    }
+    // Inside a working directory it is named.
+    let c = ctx(&root).with_working_directories(vec![parent.join("src")]);
+    let c = c.with_permission(deny(&["Read(./src/**)"]));
+    for text in refusals(&c, &asked).await {
+        assert!(text.ends_with(" Did you mean lib.c?"), "{text}");
+    }
+    // A path inside the cwd is not re-rooted (`<cwd>/proj/src/lib.rs` is not looked for).
+    let c = ctx(&root);
+    fs::create_dir_all(root.join("proj/src")).unwrap();
+    fs::write(root.join("proj/src/lib.py"), "x\n").unwrap();
+    let inside = root.join("src/lib.py");
+    fs::remove_file(root.join("src/lib.rs")).unwrap();
+    for text in refusals(&c, &inside).await {
+        assert_eq!(text, missing(&root));
+    }
+}
+
+/// Nothing alike, or no directory to look in: the plain refusal, no error of the look.
+#[tokio::test]
+async fn a_missing_file_with_nothing_alike_gets_the_plain_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    fs::create_dir(root.join("src")).unwrap();
+    // Other stems: `main.js.bak` is `main.js` with an extension, `mainx` another name.
+    for other in ["other.ts", "mainx.ts", "main.js.bak", "Main.ts"] {
+        fs::write(root.join("src").join(other), "x\n").unwrap();
+    }
+    let c = ctx(&root);
+    let plain = missing(&root);
+    for asked in [root.join("src/main.js"), root.join("nodir/deeper/main.js")] {
+        for text in refusals(&c, &asked).await {
+            assert_eq!(text, plain, "{}", asked.display());
+        }
+    }
+}
+
+/// A namesake whose name holds a line break is named with the break escaped, as Glob and
+/// Grep list names: the hint stays one line that cannot pass for more text.
+#[tokio::test]
+async fn a_suggested_name_has_its_line_breaks_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    fs::write(root.join("notes\nsrc.ts"), "x\n").unwrap();
+    let c = ctx(&root);
+    for text in refusals(&c, &root.join("notes\nsrc.js")).await {
+        assert!(text.ends_with(" Did you mean notes\\nsrc.ts?"), "{text}");
+    }
+}

@@ -457,6 +457,40 @@ pub fn resolve_fable() -> Result<String, String> {
         })
 }
 
+/// The variable that names the model of every sub-agent ([`subagent_model_from_env`]).
+const SUBAGENT_MODEL_VAR: &str = "CLAUDE_CODE_SUBAGENT_MODEL";
+
+/// The model every sub-agent runs on when `CLAUDE_CODE_SUBAGENT_MODEL` names one, as
+/// written (an alias is resolved as a call's `model` is); `None` when it is unset, empty or
+/// blank. Claude Code's `getAgentModel` reads it before the call's `model` and the
+/// definition's. Read at each call: a settings `env` that sets it is in the process's
+/// environment by then.
+pub fn subagent_model_from_env() -> Option<String> {
+    std::env::var(SUBAGENT_MODEL_VAR)
+        .ok()
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+}
+
+/// What a call refused for `fable` is told when `CLAUDE_CODE_SUBAGENT_MODEL` named it.
+const FORCED_FABLE_REFUSAL: &str = "The model `fable` has no model id here: CLAUDE_CODE_SUBAGENT_MODEL names it for every agent, and Toolwright knows no model for Claude Code's `fable` alias unless ANTHROPIC_DEFAULT_FABLE_MODEL names one. No agent was started, and none can be until one of the two variables is changed: do the task yourself, or tell the user.";
+
+/// The model a sub-agent asks for, as written: `forced` (`CLAUDE_CODE_SUBAGENT_MODEL`), else
+/// the call's `model`, else the definition's; `None` when its caller's applies.
+fn wanted_model<'a>(
+    forced: Option<&'a str>,
+    model: Option<AgentModel>,
+    definition: &'a AgentDefinition,
+) -> Option<&'a str> {
+    forced.or(match model {
+        Some(AgentModel::Sonnet) => Some("sonnet"),
+        Some(AgentModel::Opus) => Some("opus"),
+        Some(AgentModel::Haiku) => Some("haiku"),
+        Some(AgentModel::Fable) => Some("fable"),
+        None => definition.model.as_deref(),
+    })
+}
+
 /// The text blocks of a run's final answer: those of its last message with text, when they
 /// make its [`final_text`](super::AgentOutcome::final_text) (joined by a blank line); else
 /// (an answer pieced together from a cut-off response and its continuation) that text as one
@@ -739,12 +773,17 @@ impl TypedTool for AgentTool {
         if let Some(why) = definition.unguarded_refusal() {
             return Err(ValidationError::new(why));
         }
-        let fable = match input.model {
-            Some(model) => model == AgentModel::Fable,
-            None => definition.model.as_deref().is_some_and(is_fable),
-        };
-        if fable && let Err(why) = resolve_fable() {
-            return Err(ValidationError::new(why));
+        let forced = subagent_model_from_env();
+        if wanted_model(forced.as_deref(), input.model, definition).is_some_and(is_fable)
+            && let Err(why) = resolve_fable()
+        {
+            // The variable, not the call, named it: calling again with another model would
+            // change nothing.
+            return Err(ValidationError::new(if forced.is_some() {
+                FORCED_FABLE_REFUSAL.to_owned()
+            } else {
+                why
+            }));
         }
         if input.prompt.trim().is_empty() {
             return Err(ValidationError::new(
@@ -794,14 +833,8 @@ impl TypedTool for AgentTool {
         } else {
             ctx.options().model.clone()
         };
-        let wanted = match input.model {
-            Some(AgentModel::Sonnet) => Some("sonnet"),
-            Some(AgentModel::Opus) => Some("opus"),
-            Some(AgentModel::Haiku) => Some("haiku"),
-            Some(AgentModel::Fable) => Some("fable"),
-            None => definition.model.as_deref(),
-        };
-        let model = match wanted {
+        let forced = subagent_model_from_env();
+        let model = match wanted_model(forced.as_deref(), input.model, &definition) {
             Some(m) if is_fable(m) => resolve_fable().map_err(ToolError::Message)?,
             Some(m) => resolve_model(m, &parent_model),
             None => parent_model,

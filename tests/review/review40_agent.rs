@@ -37,6 +37,19 @@ fn calling_agent(input: Value) -> (String, Seen) {
     })
 }
 
+/// The `model` of the requests of the main agent and of its sub-agents.
+fn models(seen: &Seen) -> (Vec<String>, Vec<String>) {
+    let seen = seen.lock().unwrap();
+    let model = |r: &Request| r.body["model"].as_str().unwrap_or_default().to_owned();
+    (
+        seen.iter()
+            .filter(|r| !r.is_subagent())
+            .map(model)
+            .collect(),
+        seen.iter().filter(|r| r.is_subagent()).map(model).collect(),
+    )
+}
+
 /// Found by review: a definition in a subfolder of `.claude/agents/` (project or user) was
 /// not read, and nothing said so. Claude Code reads them (the name is the frontmatter's,
 /// not the path's): they are listed and can be started, a link to a directory (here one
@@ -173,4 +186,79 @@ fn the_schemas_the_model_gets_hold_no_rust_docs() {
             tool["name"]
         );
     }
+}
+
+/// Found by review: `CLAUDE_CODE_SUBAGENT_MODEL` was ignored. It names the model of every
+/// sub-agent, before the call's `model` (a `fable` call too, which then needs no model id
+/// of its own) and the definition's; an alias resolves as the call's does; the main
+/// agent keeps its own model; an empty value counts as unset.
+#[test]
+fn the_subagent_model_variable_names_every_sub_agents_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(dir.path()).unwrap();
+    // From the environment, over the call's model.
+    for call_model in ["opus", "fable"] {
+        let (url, seen) =
+            calling_agent(json!({"description": "d", "prompt": "p", "model": call_model}));
+        let out = agent_command(&url, &project, &["-p"], "go")
+            .env("CLAUDE_CODE_SUBAGENT_MODEL", "claude-from-env")
+            .env_remove("ANTHROPIC_DEFAULT_FABLE_MODEL")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let (main, sub) = models(&seen);
+        assert_eq!(main, ["claude-sonnet-4-5"; 2], "{}", stderr(&out));
+        assert_eq!(sub, ["claude-from-env"], "{}", stderr(&out));
+    }
+    // `fable` from the variable, with no model id for it: refused, naming the variable.
+    let (url, seen) = calling_agent(json!({"description": "d", "prompt": "p"}));
+    let out = agent_command(&url, &project, &["-p"], "go")
+        .env("CLAUDE_CODE_SUBAGENT_MODEL", "fable")
+        .env_remove("ANTHROPIC_DEFAULT_FABLE_MODEL")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(models(&seen).1.is_empty());
+    let refusal = results(&seen.lock().unwrap()[1].messages()[2])[0].1.clone();
+    assert_eq!(refusal["is_error"], true, "{refusal}");
+    assert!(
+        refusal
+            .to_string()
+            .contains("CLAUDE_CODE_SUBAGENT_MODEL names it"),
+        "{refusal}"
+    );
+    // From the user's settings `env`, an alias, over a definition's model.
+    write(
+        &project,
+        ".claude/agents/pinned.md",
+        "---\nname: pinned\ndescription: d\nmodel: opus\n---\nbody\n",
+    );
+    trust(&project);
+    write(
+        &project,
+        ".no-user-config/settings.json",
+        &json!({"env": {"CLAUDE_CODE_SUBAGENT_MODEL": "haiku"}}).to_string(),
+    );
+    let (url, seen) =
+        calling_agent(json!({"description": "d", "prompt": "p", "subagent_type": "pinned"}));
+    let out = agent_command(&url, &project, &["-p"], "go")
+        .env_remove("CLAUDE_CODE_SUBAGENT_MODEL")
+        .env("ANTHROPIC_DEFAULT_HAIKU_MODEL", "my-haiku")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (main, sub) = models(&seen);
+    assert_eq!(main, ["claude-sonnet-4-5"; 2], "{}", stderr(&out));
+    assert_eq!(sub, ["my-haiku"], "{}", stderr(&out));
+    // Empty: unset, the definition's model applies.
+    std::fs::remove_file(project.join(".no-user-config/settings.json")).unwrap();
+    let (url, seen) =
+        calling_agent(json!({"description": "d", "prompt": "p", "subagent_type": "pinned"}));
+    let out = agent_command(&url, &project, &["-p"], "go")
+        .env("CLAUDE_CODE_SUBAGENT_MODEL", "")
+        .env_remove("ANTHROPIC_DEFAULT_OPUS_MODEL")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(models(&seen).1, ["claude-opus-4-5"], "{}", stderr(&out));
 }

@@ -60,3 +60,4 @@ mod review39_plan;
 mod review39_serve;
 mod review39_websearch;
 mod review40_agent;
+mod review40_hooks;

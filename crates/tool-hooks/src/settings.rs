@@ -79,35 +79,32 @@ pub struct LoadedHooks {
 }
 
 impl LoadedHooks {
-    /// The problems in hooks the command line gave (`--settings` files or JSON) that leave
-    /// a hook or a group of them unread: an invalid entry, where running on without it
-    /// (a PreToolUse guard) would fail open, so a host stops the command instead; an `if`
-    /// that matches no call (no valid permission rule, or a tool name no tool has), whose
-    /// hook would never run, for the same reason; and an `allowedHttpHookUrls` or
-    /// `httpHookAllowedEnvVars` of the wrong type (a restriction that was given and cannot
-    /// be read as written). Worded as such ([`Diagnostic::stopping_the_command`]): without
-    /// the `; group skipped` of a load that goes on. What else is not run by design
-    /// ([`DiagnosticKind::NotRun`]: a handler type this layer does not run, a URL
-    /// `allowedHttpHookUrls` keeps out) is not among them, nor a file that cannot be read as
-    /// JSON (the permission settings loader reports that one).
+    /// The problems the command line gave (`--settings` files or JSON) in the keys the hooks
+    /// layer reads: every `Invalid` diagnostic of the hooks loader for such a value, whatever
+    /// the key (a hook or a group of them that cannot be read, where running on without it
+    /// would fail open, so a host stops the command instead; a `disableAllHooks` or
+    /// `allowManagedHooksOnly` that is no boolean, a switch that was given and cannot be read;
+    /// an `allowedHttpHookUrls` or `httpHookAllowedEnvVars` of the wrong type, a restriction
+    /// likewise), and an `if` that matches no call (no valid permission rule, or a tool name
+    /// no tool has), whose hook would never run. Each of those names the key it is about; a
+    /// diagnostic that names none is about the value as a whole (it cannot be read, is no
+    /// JSON, no object), which the permission settings loader reports. Worded as such
+    /// ([`Diagnostic::stopping_the_command`]): without the `; group skipped` or `; ignored` of
+    /// a load that goes on. What is not run by design ([`DiagnosticKind::NotRun`]: a handler
+    /// type this layer does not run, a URL `allowedHttpHookUrls` keeps out,
+    /// `allowManagedHooksOnly` outside managed settings) is not among them.
     pub fn command_line_errors(&self) -> Vec<String> {
         self.diagnostics
             .iter()
             .filter(|d| {
                 d.source == Some(RuleSource::FlagSettings)
-                    && ((d.kind == DiagnosticKind::Invalid
-                        && (d.location.starts_with("hooks")
-                            || RESTRICTIONS.contains(&d.location.as_str())))
+                    && ((d.kind == DiagnosticKind::Invalid && !d.location.is_empty())
                         || d.never_runs())
             })
             .map(Diagnostic::stopping_the_command)
             .collect()
     }
 }
-
-/// The settings that restrict http hooks: one of the wrong type in `--settings` stops the
-/// command.
-const RESTRICTIONS: &[&str] = &["allowedHttpHookUrls", "httpHookAllowedEnvVars"];
 
 fn read_file(
     path: &Path,

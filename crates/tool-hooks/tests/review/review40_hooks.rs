@@ -2,13 +2,17 @@
 //! Code's `new RegExp(matcher).test(name)` does. Rust's `regex` read `B\ash` as `B<BEL>sh`
 //! (its guard never ran, with no warning), refused `[^]*`, `\cBash|Bash` and `Bash\k|Bash`
 //! (valid in JavaScript) as unreadable, and took `(?i)bash`, which JavaScript rejects.
+//! And every error in a hooks key of a `--settings` value stops the command: a
+//! `disableAllHooks` of the wrong type there was only a warning, and the hooks ran.
 
 use std::process::Command;
 
 use crate::common::{Env, cmd, one};
 use serde_json::json;
 use tool_core::RuleSource;
-use tool_hooks::{HookRunner, HooksConfig, Matcher, PermissionDecision, ToolCallInfo};
+use tool_hooks::{
+    HookRunner, HooksConfig, Matcher, PermissionDecision, SettingsPaths, ToolCallInfo, load_hooks,
+};
 
 /// Each matcher, a tool name, and what node 20 answers for
 /// `node -e 'console.log(new RegExp(M).test(N))'`: `Some(result)`, or `None` where
@@ -133,4 +137,38 @@ async fn a_matcher_javascript_rejects_is_reported_and_refuses() {
         "{}",
         decision.message
     );
+}
+
+/// Every error the hooks loader finds in a key of a `--settings` value stops the command,
+/// the switches too: a `disableAllHooks` or `allowManagedHooksOnly` of the wrong type was
+/// only a warning ("…; ignored"), and the hooks it was to turn off ran. What is not run by
+/// design (`allowManagedHooksOnly` outside managed settings) stays a notice, and a value
+/// that is no JSON is the permission settings loader's to report.
+#[test]
+fn every_hooks_key_error_on_the_command_line_stops_the_command() {
+    let flag = |value: &str| {
+        let mut paths = SettingsPaths::default();
+        paths.flag_settings.push(value.to_owned());
+        load_hooks(&paths).command_line_errors()
+    };
+    for (value, key) in [
+        (json!({"disableAllHooks": "true"}), "disableAllHooks"),
+        (
+            json!({"allowManagedHooksOnly": "yes"}),
+            "allowManagedHooksOnly",
+        ),
+    ] {
+        let errors = flag(&value.to_string());
+        assert!(
+            errors.len() == 1
+                && errors[0].starts_with(&format!("--settings ({key}): must be a boolean"))
+                && !errors[0].contains("ignored"),
+            "{value}: {errors:?}"
+        );
+    }
+    assert_eq!(
+        flag(&json!({"allowManagedHooksOnly": true}).to_string()),
+        Vec::<String>::new()
+    );
+    assert_eq!(flag("{not json"), Vec::<String>::new());
 }

@@ -3731,9 +3731,14 @@ fn glob_tail_match(
         ('*', true) => (0..=word.len()).any(|i| glob_chars_match(rest, &word[i..], memo)),
         ('?', true) => !word.is_empty() && glob_chars_match(rest, &word[1..], memo),
         ('[', true) => {
-            let Some((close, class)) = bracket_class(rest) else {
+            let (close, class) = match bracket_class(rest) {
+                Bracket::Class(close, class) => (close, class),
                 // No unquoted `]` closes it: the `[` is literal.
-                return word.first() == Some(&'[') && glob_chars_match(rest, &word[1..], memo);
+                Bracket::Literal => {
+                    return word.first() == Some(&'[') && glob_chars_match(rest, &word[1..], memo);
+                }
+                // Not read here: from this `[` on it may be anything.
+                Bracket::Unsure => return true,
             };
             let Some(&w) = word.first() else {
                 return false;
@@ -3773,37 +3778,86 @@ impl BracketClass {
     }
 }
 
+/// What an unquoted `[` starts in a glob, read by [`bracket_class`].
+enum Bracket {
+    /// A class, and where its closing `]` is in the pattern after the `[`.
+    Class(usize, BracketClass),
+    /// No unquoted `]` closes it: the `[` is a character of its own.
+    Literal,
+    /// A `[` followed by `:`, `=` or `.` inside it that is no well-formed named member
+    /// (`[s[:a[:]`): where bash closes the class depends on how it reads that group (and on
+    /// its version), so the word may be anything.
+    Unsure,
+}
+
 /// The class that `rest`, the pattern after an unquoted `[`, starts, and where its closing
-/// `]` is in `rest`; `None` when no unquoted `]` closes it. As bash's `BRACKMATCH` reads it:
-/// a `]` first (after `!` or `^`) is a member, a `[:…:]`, `[.….]` or `[=…=]` is one member
-/// whose `]` closes nothing, a quoted character is an ordinary member (`[p"]"]` holds `]`),
-/// and `a-b` is a range unless the `-` is quoted or the `]` closing the class follows it.
-fn bracket_class(rest: &[(char, bool)]) -> Option<(usize, BracketClass)> {
+/// `]` is in `rest` ([`Bracket`]). As bash's `BRACKMATCH` reads it: a `]` first (after `!`
+/// or `^`) is a member, a quoted character is an ordinary member (`[p"]"]` holds `]`), and
+/// `a-b` is a range unless the `-` is quoted or the `]` closing the class follows it. A
+/// named member (`[:alpha:]`, `[.p.]`) whose `]` closes nothing is taken only as bash
+/// surely takes it: unquoted, a class name of letters or a single character, and no `[` or
+/// `]` before its `:]` or `.]` (bash gives up on the group at a `]`, so `[s[:a[:]` is closed
+/// by the `]` of `:]`). Any other `[` with `:`, `=` or `.` after it, as a member or as the
+/// end of a range, is [`Bracket::Unsure`], and so is every equivalence class (`[=p=]`),
+/// which bash 5.2 reads one way or another by whether it matches.
+fn bracket_class(rest: &[(char, bool)]) -> Bracket {
     let negated = matches!(rest.first(), Some(('!' | '^', true)));
     let mut class = BracketClass {
         negated,
         named: false,
         ranges: Vec::new(),
     };
+    // Whether a `[` at `j` starts a group (`[:`, `[=`, `[.`), and where the group a well
+    // formed one ends (the index of its `]`).
+    let group = |j: usize| -> Option<Option<usize>> {
+        if rest.get(j) != Some(&('[', true)) {
+            return None;
+        }
+        let &(kind @ (':' | '=' | '.'), _) = rest.get(j + 1)? else {
+            return None;
+        };
+        let end = (j + 2..rest.len().saturating_sub(1))
+            .find(|&k| rest[k] == (kind, true) && rest[k + 1] == (']', true));
+        let well_formed = end.filter(|&end| {
+            let inner = &rest[j + 2..end];
+            rest[j + 1].1
+                && inner
+                    .iter()
+                    .all(|&(c, unquoted)| unquoted && !matches!(c, '[' | ']'))
+                && match kind {
+                    ':' => !inner.is_empty() && inner.iter().all(|(c, _)| c.is_ascii_lowercase()),
+                    '.' => inner.len() == 1,
+                    // bash 5.2 takes the character after an equivalence class that does not
+                    // match for a member even when it is `]` (`[[=x=]]u]` holds `u`), and
+                    // closes the class at that `]` when it matches: never sure.
+                    _ => false,
+                }
+        });
+        Some(well_formed.map(|end| end + 1))
+    };
     let from = usize::from(negated);
     let mut i = from;
     loop {
-        let &(c, unquoted) = rest.get(i)?;
+        let Some(&(c, unquoted)) = rest.get(i) else {
+            return Bracket::Literal;
+        };
         if c == ']' && unquoted && i > from {
-            return Some((i, class));
+            return Bracket::Class(i, class);
         }
-        if c == '['
-            && unquoted
-            && let Some(&(kind @ (':' | '.' | '='), _)) = rest.get(i + 1)
-            && let Some(end) = (i + 2..rest.len().saturating_sub(1))
-                .find(|&j| rest[j].0 == kind && rest[j + 1].0 == ']')
-        {
-            class.named = true;
-            i = end + 2;
-            continue;
+        match group(i) {
+            Some(Some(close)) => {
+                class.named = true;
+                i = close + 1;
+                continue;
+            }
+            Some(None) => return Bracket::Unsure,
+            None => {}
         }
         let ends_range = matches!(rest.get(i + 2), Some((']', true)) | None);
         if matches!(rest.get(i + 1), Some(('-', true))) && !ends_range {
+            if group(i + 2).is_some() {
+                return Bracket::Unsure;
+            }
             class.ranges.push((c, rest[i + 2].0));
             i += 3;
         } else {

@@ -59,4 +59,5 @@ mod review36_readonly;
 mod review37_settings;
 mod review38_block;
 mod review39_bash;
+mod review40_bash;
 mod settings_review25;

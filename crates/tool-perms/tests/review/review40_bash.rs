@@ -1,0 +1,176 @@
+//! Session 40 on Bash: five ways past a Bash deny rule that the code review of session 39's
+//! glob checks found, each run through the real bash with a fake `git` that records what it
+//! was given, so that each test shows the command pushes, not only that it is asked about.
+//! A bracket group bash does not take for a `[:…:]` class (`pu[s[:a[:]h`) was read as one;
+//! `nullglob` turned on by a quoted or computed option (`bash -O nul"l"glob`) was not seen;
+//! an exact rule (`Bash(git push)`) missed the globs after its words that nullglob removes;
+//! a glob among git's options (`git ?-no-pager push`) that may become an option was not
+//! asked about when the rule's words followed it as written; and a glob among xargs's own
+//! options (`xargs -a * push`) was not looked at. Digits too big for a descriptor (`git
+//! 2147483648</dev/null push`) were taken for a computed word, and asked about for a reason
+//! that was not there.
+
+use std::path::PathBuf;
+
+use crate::common::{Case, Fixture, case, real_bash, run_table_in};
+use serde_json::json;
+use tool_core::ToolUseContext;
+use tool_perms::bash::commands::glob_may_be;
+use tool_perms::matches_rule;
+
+const PUSH: &str = "Bash(git push:*)";
+
+/// A table row: Bash `command` in bypass mode, with `deny` denied.
+fn bypass(expect: &'static str, deny: &str, command: &str) -> Case {
+    case(expect, "Bash", command)
+        .mode("bypassPermissions")
+        .deny(&[deny])
+}
+
+/// The rows for `command` with `deny` denied: in bypass mode, and in default mode with
+/// `Bash(git:*)` (and the other `allow` rules) allowed.
+fn both_modes(expect: &'static str, deny: &str, command: &str, allow: &[&str]) -> [Case; 2] {
+    [
+        bypass(expect, deny, command),
+        case(expect, "Bash", command)
+            .allow(&["Bash(git:*)"])
+            .allow(allow)
+            .deny(&[deny]),
+    ]
+}
+
+/// Whether a hook whose `if` is `rule` runs for the Bash `command` in `fx`'s project.
+fn hook_if_runs(fx: &Fixture, rule: &str, command: &str) -> bool {
+    let ctx = ToolUseContext::new(&fx.proj).with_home(Some(fx.home.clone()));
+    let bash = crate::common::probe(fx, "Bash");
+    matches_rule(rule, &bash, &json!({ "command": command }), &ctx)
+}
+
+/// A fake `git` first on `PATH` (it writes its arguments, one call a line, to a file; `git
+/// init` runs the real one), and an empty directory in the project for bash to run in.
+struct FakeGit {
+    fx: Fixture,
+    dir: PathBuf,
+    bin: PathBuf,
+    args: PathBuf,
+}
+
+impl FakeGit {
+    fn new() -> Self {
+        let fx = Fixture::new();
+        let dir = fx.proj.join("run");
+        let bin = fx.out.join("bin");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&bin).unwrap();
+        let git = bin.join("git");
+        std::fs::write(
+            &git,
+            "#!/bin/sh\nif [ \"$1\" = init ]; then exec \"$REAL_GIT\" \"$@\"; fi\necho \"$*\" >> \"$ARGS\"\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let args = fx.out.join("args");
+        Self { fx, dir, bin, args }
+    }
+
+    /// Makes the empty files `names` in the directory bash runs in.
+    fn files(&self, names: &[&str]) -> &Self {
+        for n in names {
+            std::fs::write(self.dir.join(n), "").unwrap();
+        }
+        self
+    }
+
+    /// What git was given, a line a call, when the real bash ran `command` in the
+    /// directory (in the C locale); empty when git did not run.
+    fn args(&self, command: &str) -> String {
+        let _ = std::fs::remove_file(&self.args);
+        let script = format!(
+            "export LC_ALL=C ARGS='{}' REAL_GIT=\"$(command -v git)\" PATH='{}':\"$PATH\"; {command}",
+            self.args.display(),
+            self.bin.display(),
+        );
+        real_bash(&script, &self.dir, &self.fx.home);
+        std::fs::read_to_string(&self.args).unwrap_or_default()
+    }
+}
+
+/// Found by the code review: inside a bracket class bash takes `[:…:]` (and `[=…=]`,
+/// `[.….]`) for a named member only when it is closed before any `]`; `pu[s[:a[:]h` is
+/// `pu`, a class of `s`, `[`, `:`, `a`, `[`, `:`, then `h`, which matches a file `push`.
+/// It was read as a named class `[:a[:]` with no `]` after it, so the `[` was taken for a
+/// literal and the word could not be `push`: allowed past `Bash(git push:*)`, in bypass
+/// mode too. A `[` followed by `:`, `=` or `.` that is not a well-formed named member now
+/// makes the word one that may be anything.
+#[tokio::test]
+async fn a_bracket_group_bash_takes_for_no_class_may_spell_push() {
+    let git = FakeGit::new();
+    git.files(&["push"]);
+    assert_eq!(git.args("git pu[s[:a[:]h"), "push\n");
+    assert_eq!(git.args("git pu[s[=a[=]h"), "push\n");
+    assert_eq!(
+        git.args("touch push; git pu[s[:a[:]h origin"),
+        "push origin\n"
+    );
+    assert_eq!(git.args("git p[![=p=]]]sh"), "push\n");
+
+    for glob in [
+        "pu[s[:a[:]h",
+        "pu[s[=a[=]h",
+        "pu[s[.a[.]h",
+        "[[:]ush",
+        "p[[:alpha]u]sh",
+    ] {
+        assert!(glob_may_be(glob, "push"), "{glob}");
+    }
+    // Well-formed members are still read as such.
+    assert!(glob_may_be("[[:alpha:]]ush", "push"));
+    assert!(!glob_may_be("[[:alpha:]]ull", "push"));
+    assert!(!glob_may_be("[[:digit:][.x.]]ush", "pull"));
+    // bash 5.2 closes a class after an equivalence class by whether it matched:
+    // `p[![=p=]]]sh` is `p`, not `p` or `]`, `s`, `h`, which matches `push`.
+    assert!(glob_may_be("p[![=p=]]]sh", "push"));
+
+    let mut cases = Vec::new();
+    for command in [
+        "touch push; git pu[s[:a[:]h",
+        "git pu[s[=a[=]h",
+        "git pu[s[.a[.]h origin",
+        "git p[![=p=]]]sh",
+    ] {
+        cases.extend(both_modes("ask", PUSH, command, &["Bash(touch:*)"]));
+    }
+    run_table_in(&git.fx, cases).await;
+    assert!(hook_if_runs(&git.fx, PUSH, "git pu[s[:a[:]h"));
+    assert!(hook_if_runs(&git.fx, PUSH, "git pu[s[=a[=]h"));
+}
+
+/// What the fixes leave alone: globs no rule's words can be where they stand.
+#[tokio::test]
+async fn harmless_globs_stay_allowed() {
+    let git = FakeGit::new();
+    let rf = "Bash(rm -rf:*)";
+    let mut cases = Vec::new();
+    for command in [
+        "git add *",
+        "git -C . add *.rs",
+        "git log --oneline -- *.rs",
+    ] {
+        cases.extend(both_modes("allow", PUSH, command, &[]));
+    }
+    for (deny, command) in [
+        (rf, "rm *.tmp"),
+        (rf, "rm -f *.tmp"),
+        (PUSH, "ls *"),
+        (PUSH, "xargs -n 1 echo"),
+        (PUSH, "xargs -n 1 echo </dev/null"),
+        (PUSH, "bash -O extglob -c 'ls *'"),
+        ("Bash(git push)", "git push origin zzz*"),
+    ] {
+        cases.push(bypass("allow", deny, command));
+    }
+    // (In default mode `ls *` reads where the fixture's links lead, out of the project.)
+    cases.push(case("allow", "Bash", "ls *.rs").deny(&[PUSH]));
+    run_table_in(&git.fx, cases).await;
+}

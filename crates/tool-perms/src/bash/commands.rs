@@ -3529,19 +3529,39 @@ pub(crate) fn listed_directory(w: &Word) -> Option<Word> {
 /// nothing is removed (`git zzz* push` runs `git push`). Read from the commands, not the
 /// text: bash removes quotes before `shopt` reads its argument (`shopt -s "null"glob`), and
 /// the argument may be a glob or a variable (`shopt -s nul?glob`, `shopt -s $o`). Any
-/// `shopt` counts (also behind a wrapper: `builtin shopt`), as does a word naming
-/// `nullglob` (`bash -O nullglob`, `BASHOPTS=nullglob`), a file sourced (`source f`, `. f`:
-/// what it runs is not seen) and a command whose name is computed.
+/// `shopt` counts (also behind a wrapper: `builtin shopt`), as does a word or an assignment
+/// naming `nullglob` once its quotes are removed (`bash -O nul"l"glob`,
+/// `BASHOPTS=nul\lglob`), a `BASHOPTS` assignment that is computed, a file sourced (`source
+/// f`, `. f`: what it runs is not seen), a command whose name is computed, zsh (its own
+/// options and glob qualifiers remove globs too), and a shell or `env` given a glob or a
+/// computed word (`bash -O $o`, `bash -O nul?glob`, `env "$v" bash`: any of them may be the
+/// option, or set `BASHOPTS`).
 pub fn may_turn_on_nullglob(commands: &[SimpleCommand]) -> bool {
+    let names_nullglob = |text: &str| text.contains("nullglob");
     commands.iter().any(|c| {
-        c.assignments.iter().any(|a| a.raw.contains("nullglob"))
-            || c.words.iter().any(|w| w.raw.contains("nullglob"))
+        c.assignments.iter().any(|a| {
+            let value = a.raw.split_once('=').map_or("", |(_, v)| v);
+            let unquoted: Option<String> =
+                unquoted_marks(value).map(|m| m.into_iter().map(|(c, _)| c).collect());
+            names_nullglob(&a.raw)
+                || unquoted.as_deref().is_some_and(names_nullglob)
+                || (a.name == "BASHOPTS" && unquoted.is_none())
+        }) || c
+            .words
+            .iter()
+            .any(|w| names_nullglob(&w.raw) || w.value.as_deref().is_some_and(names_nullglob))
             || wrapped_readings(&c.words).iter().any(|(words, _)| {
-                words.first().is_some_and(|w| {
-                    w.value
-                        .as_deref()
-                        .is_none_or(|v| matches!(basename(v), "shopt" | "source" | "."))
-                })
+                let Some(first) = words.first() else {
+                    return false;
+                };
+                let Some(name) = first.value.as_deref().map(basename) else {
+                    return true;
+                };
+                // (What `env` sets passes to any bash its command starts, which may be one that
+                // the line's own commands run: `env "$v" xargs bash -c …`.)
+                let given_unknowns = matches!(name, "bash" | "sh" | "rbash" | "env")
+                    && c.words[1..].iter().any(|w| w.glob || w.value.is_none());
+                matches!(name, "shopt" | "source" | "." | "zsh") || given_unknowns
             })
     })
 }

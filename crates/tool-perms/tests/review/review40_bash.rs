@@ -94,6 +94,13 @@ impl FakeGit {
         real_bash(&script, &self.dir, &self.fx.home);
         std::fs::read_to_string(&self.args).unwrap_or_default()
     }
+
+    /// Removes what the last command made in the directory.
+    fn clear(&self) -> &Self {
+        std::fs::remove_dir_all(&self.dir).unwrap();
+        std::fs::create_dir_all(&self.dir).unwrap();
+        self
+    }
 }
 
 /// Found by the code review: inside a bracket class bash takes `[:…:]` (and `[=…=]`,
@@ -144,6 +151,60 @@ async fn a_bracket_group_bash_takes_for_no_class_may_spell_push() {
     run_table_in(&git.fx, cases).await;
     assert!(hook_if_runs(&git.fx, PUSH, "git pu[s[:a[:]h"));
     assert!(hook_if_runs(&git.fx, PUSH, "git pu[s[=a[=]h"));
+}
+
+/// Found by the code review: nullglob was found by the text `nullglob` in the words as
+/// written, so `bash -O nul"l"glob -c "git zzz* push"` (bash removes the quotes, turns
+/// nullglob on, and the glob that matches nothing goes: `git push`) was allowed past
+/// `Bash(git push:*)`, in bypass mode too; as were `nul\lglob` and `env
+/// BASHOPTS=nul"l"glob bash -c …`. The words are now read after quote removal, and a shell
+/// given a glob or a computed word (`bash -O $o`, `bash -O nul?glob`) or a `BASHOPTS` that
+/// may hold nullglob counts too.
+#[tokio::test]
+async fn a_quoted_or_computed_shell_option_may_turn_nullglob_on() {
+    let git = FakeGit::new();
+    let commands = [
+        "bash -O nul\"l\"glob -c \"git zzz* push\"",
+        "bash -O nul\\lglob -c \"git zzz* push\"",
+        "env BASHOPTS=nul\"l\"glob bash -c \"git zzz* push\"",
+        "bash -O 'nullglob' -c 'git zzz* push'",
+        "o=nullglob; bash -O $o -c \"git zzz* push\"",
+        "bash -eO nul\"l\"glob -c \"git zzz* push\"",
+        "env BASHOPTS=extglob:nul\"l\"glob bash -c \"git zzz* push\"",
+    ];
+    for command in commands {
+        assert_eq!(git.args(command), "push\n", "{command}");
+    }
+    // (`nul?glob` is `nullglob` when a file of that name is there; else bash refuses it.)
+    git.files(&["nullglob"]);
+    assert_eq!(git.args("bash -O nul?glob -c \"git zzz* push\""), "push\n");
+    git.clear();
+
+    let mut cases = Vec::new();
+    for command in commands
+        .into_iter()
+        .chain(["bash -O nul?glob -c \"git zzz* push\""])
+    {
+        cases.extend(both_modes(
+            "ask",
+            PUSH,
+            command,
+            &["Bash(bash:*)", "Bash(env:*)"],
+        ));
+    }
+    // An option bash is given that is surely another one turns nothing on.
+    cases.push(bypass(
+        "allow",
+        PUSH,
+        "bash -O extglob -c \"git zzz* status\"",
+    ));
+    cases.push(bypass("allow", PUSH, "git zzz* status"));
+    run_table_in(&git.fx, cases).await;
+    assert!(hook_if_runs(
+        &git.fx,
+        PUSH,
+        "bash -O nul\"l\"glob -c \"git zzz* push\""
+    ));
 }
 
 /// What the fixes leave alone: globs no rule's words can be where they stand.

@@ -3633,7 +3633,8 @@ pub fn glob_may_meet_rule<'c>(
         }
         let found = match &in_order {
             Some(rule) if words.iter().all(|w| w.value.is_some()) => {
-                glob_in_rule_position(words, rule, nullglob)
+                let exact = matches!(pattern, ShellPattern::Exact(_));
+                glob_in_rule_position(words, rule, nullglob, exact)
             }
             _ => glob_anywhere(args),
         };
@@ -3651,29 +3652,41 @@ pub fn glob_may_meet_rule<'c>(
 /// program's leading options). In each such reading the words are compared with the rule's
 /// position by position: a word that differs from the rule's before any glob means the
 /// reading cannot match (`git add *`); a glob counts where it may be the rule's word at its
-/// place, or, with `nullglob`, anywhere up to the rule's last
-/// word (it may vanish); the first glob at or before the rule's last word decides, as the
-/// words it expands to are all spelled by it. A glob among the words the option walk looked
-/// at may change where it stops (bash may expand it to options, to several words): from it
-/// on every word may start a reading (`git -C * status push` runs `git -C + -C status push`
-/// with files `+` and `-C`, in the C locale).
-fn glob_in_rule_position<'c>(words: &'c [Word], rule: &[&str], nullglob: bool) -> Option<&'c Word> {
+/// place, or, with `nullglob`, anywhere up to the rule's last word (it may vanish); the
+/// first glob at or before the rule's last word decides, as the words it expands to are all
+/// spelled by it. With `nullglob` an `exact` rule (`git push`) also meets globs after its
+/// words when nothing else follows them: they may all vanish (`git push zzz*`).
+///
+/// A glob among the words the option walk looked at may change where it stops (bash may
+/// expand it to options, to several words): from it on every word may start a reading (`git
+/// -C * status push` runs `git -C + -C status push` with files `+` and `-C`, in the C
+/// locale), and a reading that starts after it and matches the rule as written is that
+/// glob's doing (`git ?-no-pager push` runs `git --no-pager push` with a file
+/// `--no-pager`, which the line may make).
+fn glob_in_rule_position<'c>(
+    words: &'c [Word],
+    rule: &[&str],
+    nullglob: bool,
+    exact: bool,
+) -> Option<&'c Word> {
     let spelled: Vec<String> = words
         .iter()
         .map(|w| w.value.clone().unwrap_or_else(|| w.raw.clone()))
         .collect();
     let (mut starts, looked_at) = leading_option_walk(&spelled);
     starts.push(1);
-    if let Some(g) = words
+    let option_glob = words
         .iter()
         .take(looked_at.saturating_add(1))
         .skip(1)
         .position(|w| w.glob)
-    {
-        starts.extend(g + 1..words.len());
+        .map(|g| g + 1);
+    if let Some(g) = option_glob {
+        starts.extend(g..words.len());
     }
     starts.iter().find_map(|&s| {
-        for (at, w) in words.get(s..)?.iter().enumerate().take(rule.len()) {
+        let rest = words.get(s..)?;
+        for (at, w) in rest.iter().enumerate().take(rule.len()) {
             let named = rule[at];
             if w.glob {
                 return (nullglob || glob_may_be(&w.raw, named)).then_some(w);
@@ -3688,7 +3701,16 @@ fn glob_in_rule_position<'c>(words: &'c [Word], rule: &[&str], nullglob: bool) -
                 return None;
             }
         }
-        None
+        if rest.len() < rule.len() {
+            return None;
+        }
+        // The rule's words, as written: after a glob among the options, which may have
+        // moved them there.
+        if let Some(g) = option_glob.filter(|&g| g < s) {
+            return Some(&words[g]);
+        }
+        let after = &rest[rule.len()..];
+        (exact && nullglob && !after.is_empty() && after.iter().all(|w| w.glob)).then(|| &after[0])
     })
 }
 

@@ -207,6 +207,92 @@ async fn a_quoted_or_computed_shell_option_may_turn_nullglob_on() {
     ));
 }
 
+/// Found by the code review: with nullglob possibly on, a glob after the words of an exact
+/// rule (`Bash(git push)`) may match nothing and go, leaving the rule's words alone: `bash
+/// -O nullglob -c "git push zzz*"` runs `git push`, and was allowed past a deny of `Bash(git
+/// push)` (the walk compared only as many words as the rule has). Globs after an exact
+/// rule's words that may all vanish now ask.
+#[tokio::test]
+async fn an_exact_rule_sees_globs_after_its_words_vanish() {
+    let git = FakeGit::new();
+    assert_eq!(git.args("bash -O nullglob -c \"git push zzz*\""), "push\n");
+    assert_eq!(git.args("shopt -s nullglob; git push zzz*"), "push\n");
+    assert_eq!(git.args("shopt -s nullglob; git push zzz* y*"), "push\n");
+    let exact = "Bash(git push)";
+    let mut cases = Vec::new();
+    for command in [
+        "bash -O nullglob -c \"git push zzz*\"",
+        "shopt -s nullglob; git push zzz*",
+        "shopt -s nullglob; git push zzz* y*",
+    ] {
+        cases.extend(both_modes(
+            "ask",
+            exact,
+            command,
+            &["Bash(bash:*)", "Bash(shopt:*)"],
+        ));
+    }
+    // A word that is no glob stays: what runs is not `git push`.
+    cases.push(bypass(
+        "allow",
+        exact,
+        "shopt -s nullglob; git push zzz* origin",
+    ));
+    // Without nullglob the glob is a word of its own.
+    cases.push(bypass("allow", exact, "git push zzz*"));
+    run_table_in(&git.fx, cases).await;
+    assert!(hook_if_runs(
+        &git.fx,
+        exact,
+        "shopt -s nullglob; git push zzz*"
+    ));
+}
+
+/// Found by the code review: a glob among git's options may become an option (a file
+/// `--no-pager`, which the line may make: `git init -q -- --no-pager`, `ln -s x --
+/// --no-pager`), and then the words after it are read from another place: `git ?-no-pager
+/// push` runs `git --no-pager push`. It was asked about only when the name was on the disk
+/// or a command that writes files in a known way made it; now a glob before the rule's words
+/// in git's option area asks whenever the rule's words follow it.
+#[tokio::test]
+async fn a_glob_among_the_options_before_the_rule_words_asks() {
+    let git = FakeGit::new();
+    assert_eq!(
+        git.args("ln -s x -- --no-pager; git ?-no-pager push"),
+        "--no-pager push\n"
+    );
+    git.clear();
+    assert_eq!(
+        git.args("git init -q -- --no-pager; git ?-no-pager push"),
+        "--no-pager push\n"
+    );
+    git.clear();
+    assert_eq!(
+        git.args("touch -- --no-pager; git [-]* push"),
+        "--no-pager push\n"
+    );
+    git.clear();
+
+    let mut cases = Vec::new();
+    for command in [
+        "git init -q -- --no-pager; git ?-no-pager push",
+        "ln -s x -- --no-pager; git ?-no-pager push",
+        "git ?-no-pager push",
+        "git [-]* push origin",
+        "git -C . ?-no-pager push",
+    ] {
+        cases.extend(both_modes("ask", PUSH, command, &["Bash(ln:*)"]));
+    }
+    cases.extend(both_modes(
+        "ask",
+        "Bash(git push)",
+        "git ?-no-pager push",
+        &[],
+    ));
+    run_table_in(&git.fx, cases).await;
+    assert!(hook_if_runs(&git.fx, PUSH, "git ?-no-pager push"));
+}
+
 /// What the fixes leave alone: globs no rule's words can be where they stand.
 #[tokio::test]
 async fn harmless_globs_stay_allowed() {

@@ -146,8 +146,9 @@ pub fn wrapped_command_starts(words: &[Word]) -> Option<(Vec<usize>, bool)> {
 /// The first wrapper (its name as written) with a glob among its own words, and that glob
 /// (`nice -n * push`, where `*` may be `5 git`): the words bash makes of it may move where
 /// the wrapped command starts, and be its name, so no reading of what runs is sure. An
-/// assignment (`env X=* ls`) stays one whatever it expands to. `None` when no wrapper of
-/// `commands` has one.
+/// assignment (`env X=* ls`) stays one whatever it expands to. xargs, GNU parallel and xe
+/// count as wrappers here (`xargs -a * push`, where `*` may be `f git`). `None` when no
+/// wrapper of `commands` has one.
 pub fn glob_among_wrapper_words(commands: &[SimpleCommand]) -> Option<(String, String)> {
     let assignment = |w: &Word| {
         w.raw.split_once('=').is_some_and(|(name, _)| {
@@ -156,9 +157,24 @@ pub fn glob_among_wrapper_words(commands: &[SimpleCommand]) -> Option<(String, S
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         })
     };
+    // xargs, GNU parallel and xe are read by the analysis's own code, not the wrapper
+    // tables; the command they run is a command of the analysis of its own.
+    let runner_spec = |words: &[Word]| -> Option<&'static options::OptionSpec> {
+        match basename(words.first()?.value.as_deref()?) {
+            "xargs" => Some(&options::XARGS),
+            "parallel" | "sem" => Some(&options::PARALLEL),
+            "xe" => Some(&options::XE),
+            _ => None,
+        }
+    };
     commands.iter().find_map(|c| {
         let mut words = &c.words[..];
         for _ in 0..=MAX_WRAPPERS {
+            if let Some(spec) = runner_spec(words) {
+                let start = options::read_options(words, spec).start.min(words.len());
+                let glob = words[1..start].iter().find(|w| w.glob)?;
+                return Some((words[0].raw.clone(), glob.raw.clone()));
+            }
             let (starts, _) = wrapped_command_starts(words)?;
             let start = starts[0].min(words.len());
             if let Some(glob) = words[1..start].iter().find(|w| w.glob && !assignment(w)) {

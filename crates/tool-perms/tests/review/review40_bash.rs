@@ -293,6 +293,37 @@ async fn a_glob_among_the_options_before_the_rule_words_asks() {
     assert!(hook_if_runs(&git.fx, PUSH, "git ?-no-pager push"));
 }
 
+/// Found by the code review: xargs (and GNU parallel, xe) are read by their own code, not
+/// through the wrapper tables, so a glob among their own options was never looked at:
+/// `xargs -a * push`, with files `f` and `git` there, is `xargs -a f git push` to bash, which
+/// pushes, and was allowed past `Bash(git push:*)` in bypass mode. Such a glob now asks, as
+/// one among a wrapper's words does.
+#[tokio::test]
+async fn a_glob_among_xargs_own_words_asks() {
+    let git = FakeGit::new();
+    git.files(&["f", "git"]);
+    assert_eq!(git.args("xargs -a * push"), "push\n");
+    git.clear().files(&["1", "git"]);
+    assert_eq!(git.args("xargs -n * push </dev/null"), "push\n");
+    assert_eq!(git.args("xargs -P * push </dev/null"), "push\n");
+    git.clear();
+
+    let mut cases = Vec::new();
+    for command in [
+        "xargs -a * push",
+        "xargs -n * push </dev/null",
+        "xargs -P * push </dev/null",
+        "touch f git; xargs -a * push",
+        "xe -N * push </dev/null",
+        "parallel -j * push ::: x",
+    ] {
+        cases.extend(both_modes("ask", PUSH, command, &["Bash(xargs:*)"]));
+    }
+    run_table_in(&git.fx, cases).await;
+    assert!(hook_if_runs(&git.fx, PUSH, "xargs -a * push"));
+    assert!(hook_if_runs(&git.fx, PUSH, "xargs -n * push"));
+}
+
 /// What the fixes leave alone: globs no rule's words can be where they stand.
 #[tokio::test]
 async fn harmless_globs_stay_allowed() {

@@ -2927,7 +2927,9 @@ impl Walker<'_> {
     fn word_value(&self, node: Node<'_>) -> (Option<String>, bool, bool) {
         let raw = self.text(node);
         match node.kind() {
-            "word" | "number" => {
+            // (A `file_descriptor` here is digits too big for one, which bash takes for a
+            // word: [`descriptor_word`].)
+            "word" | "number" | "file_descriptor" => {
                 let glob = has_unquoted_glob(&raw);
                 let brace = raw.contains('{') && (raw.contains(',') || raw.contains(".."));
                 let plain = !raw.contains('\\');

@@ -12,9 +12,9 @@
 
 use std::path::PathBuf;
 
-use crate::common::{Case, Fixture, case, real_bash, run_table_in};
+use crate::common::{Case, Fixture, case, real_bash, run, run_table_in};
 use serde_json::json;
-use tool_core::ToolUseContext;
+use tool_core::{PermissionResult, ToolUseContext};
 use tool_perms::bash::commands::glob_may_be;
 use tool_perms::matches_rule;
 
@@ -322,6 +322,35 @@ async fn a_glob_among_xargs_own_words_asks() {
     run_table_in(&git.fx, cases).await;
     assert!(hook_if_runs(&git.fx, PUSH, "xargs -a * push"));
     assert!(hook_if_runs(&git.fx, PUSH, "xargs -n * push"));
+}
+
+/// Found by the code review: `git 2147483648</dev/null push` (bash runs `git 2147483648
+/// push`: the digits are too big for a descriptor) asked because "git configured on its
+/// command line or by its variables may run any program", which it is not: the digits were
+/// taken for a computed word. They are a plain word (an unknown subcommand), and the
+/// command is judged as `git 2147483648 push` is, in each mode.
+#[tokio::test]
+async fn digits_too_big_for_a_descriptor_are_a_plain_word() {
+    let git = FakeGit::new();
+    assert_eq!(
+        git.args("git 2147483648</dev/null push"),
+        "2147483648 push\n"
+    );
+    // (The expectation is not used: the two readings are compared with each other.)
+    let with_redirect = both_modes("deny", PUSH, "git 2147483648</dev/null push", &[]);
+    let without = both_modes("deny", PUSH, "git 2147483648 push", &[]);
+    for (with_redirect, without) in with_redirect.iter().zip(&without) {
+        let got = run(&git.fx, with_redirect).await;
+        let plain = run(&git.fx, without).await;
+        assert_eq!(
+            crate::common::behavior(&got),
+            crate::common::behavior(&plain),
+            "{with_redirect:?}: {got:?} / {plain:?}"
+        );
+        if let PermissionResult::Ask { message, .. } = got {
+            assert!(!message.contains("configured"), "{message}");
+        }
+    }
 }
 
 /// What the fixes leave alone: globs no rule's words can be where they stand.

@@ -702,11 +702,16 @@ impl Signals {
 
     /// The next signal, as the exit status it calls for (128 + its number: 130 for Ctrl-C,
     /// 143 for SIGTERM, 129 for SIGHUP). Never resolves when no handler could be installed.
+    /// Signals already both there when this thread looks (a Ctrl-C, then a SIGTERM sent
+    /// while the thread waited for a core) are taken in a fixed order, SIGINT before SIGTERM
+    /// before SIGHUP, not one drawn at random, so the SIGTERM is the second signal and its
+    /// status the run's.
     async fn next_raw(&mut self) -> u8 {
         #[cfg(unix)]
         {
             let [int, term, hangup] = &mut self.streams;
             tokio::select! {
+                biased;
                 Some(()) = async { int.as_mut()?.recv().await } => 130,
                 Some(()) = async { term.as_mut()?.recv().await } => 143,
                 Some(()) = async { hangup.as_mut()?.recv().await } => 129,

@@ -544,6 +544,13 @@ impl Live {
         kill_child(&self.child);
     }
 
+    /// Whether the server declared the `resources` capability when this connection began.
+    fn declares_resources(&self) -> bool {
+        self.peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.resources.is_some())
+    }
+
     fn is_dead(&self) -> bool {
         self.dead.load(Ordering::SeqCst)
             || self.peer.is_transport_closed()
@@ -2508,10 +2515,7 @@ impl ServerConn {
             });
         }
         *lock(&self.state) = ServerState::Connected;
-        let has_resources = live
-            .peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.resources.is_some());
+        let has_resources = live.declares_resources();
         self.supports_resources
             .store(has_resources, Ordering::SeqCst);
         // A server that declares no tools (resources or prompts only) is not asked for them:
@@ -2787,7 +2791,7 @@ impl ServerConn {
         let (route, options) = self.open_route(progress, tool);
         let handle = match live.peer.send_request_with_option(request, options).await {
             Ok(handle) => handle,
-            Err(e) => return Err(self.call_error(tool, "tools/call", e, &live).await),
+            Err(e) => return Err(self.call_error(Some(tool), "tools/call", e, &live).await),
         };
         let result = self
             .await_answer(&live, handle, "tools/call", tool, &route, cancel)
@@ -2942,7 +2946,7 @@ impl ServerConn {
         };
         match outcome {
             Ok(result) => Ok(result),
-            Err(e) => Err(self.call_error(target, method, e, live).await),
+            Err(e) => Err(self.call_error(Some(target), method, e, live).await),
         }
     }
 
@@ -3044,18 +3048,24 @@ impl ServerConn {
             tokio::time::timeout(Duration::from_secs(2), live.peer.notify_cancelled(params)).await;
     }
 
+    /// The error for a request `method` that failed with `e`, naming what it was about
+    /// (`target`: the tool called, the resource read; `None` for a listing, which is about
+    /// nothing that could be quoted).
     pub(crate) async fn call_error(
         &self,
-        tool: &str,
+        target: Option<&str>,
         method: &str,
         e: ServiceError,
         live: &Live,
     ) -> ToolError {
-        let tool = tool_core::escape_hidden(tool);
+        let request = match target {
+            Some(target) => format!("{method} \"{}\"", tool_core::escape_hidden(target)),
+            None => method.to_owned(),
+        };
         if let ServiceError::McpError(data) = &e {
             // The server's own text may quote the URL it was reached at, credentials and all.
             return ToolError::msg(format!(
-                "{} returned an error for {method} \"{tool}\": {} (code {})",
+                "{} returned an error for {request}: {} (code {})",
                 self.label(),
                 self.scrub(data.message.to_string()),
                 data.code.0
@@ -3094,7 +3104,7 @@ impl ServerConn {
             && crate::http::never_sent(&e)
         {
             return ToolError::msg(self.scrub(format!(
-                "{} could not be reached for {method} \"{tool}\" ({why}). The request was not \
+                "{} could not be reached for {request} ({why}). The request was not \
                  sent; the server is reconnected on the next use.{note}",
                 self.label()
             )));
@@ -3103,14 +3113,14 @@ impl ServerConn {
         // answered (the request may have run before the status was sent).
         if crate::http::answered_with_status(&e) {
             return ToolError::msg(self.scrub(format!(
-                "{} answered {method} \"{tool}\" with an error ({why}). The request was not \
+                "{} answered {request} with an error ({why}). The request was not \
                  retried (it may or may not have taken effect); the server is reconnected on \
                  the next use.{note}",
                 self.label()
             )));
         }
         ToolError::msg(self.scrub(format!(
-            "{} disconnected during {method} \"{tool}\" ({why}). {sent}; the server is \
+            "{} disconnected during {request} ({why}). {sent}; the server is \
              reconnected on the next use.{note}",
             self.label(),
         )))
@@ -3118,8 +3128,15 @@ impl ServerConn {
 
     /// Lists the server's resources, within its startup timeout (`MCP_TIMEOUT` or its
     /// `timeout`): a server that never answers must not hang the tool.
+    ///
+    /// A server that declared no `resources` capability has none, and is not asked (as in
+    /// Claude Code: many answer "Method not found", which would tell the model of a failure
+    /// where there are only no resources).
     pub(crate) async fn list_resources(self: &Arc<Self>) -> Result<Vec<Value>, ToolError> {
         let live = self.live().await?;
+        if !live.declares_resources() {
+            return Ok(Vec::new());
+        }
         let limit = self.startup_timeout();
         let pages = list_all("resources", |cursor| async {
             let request = rmcp::model::ListResourcesRequest {
@@ -3152,7 +3169,7 @@ impl ServerConn {
                 )));
             }
             Ok(Err(ListError::Service(e))) => {
-                return Err(self.call_error("", "resources/list", e, &live).await);
+                return Err(self.call_error(None, "resources/list", e, &live).await);
             }
             Ok(Err(ListError::Invalid(why))) => {
                 return Err(ToolError::msg(format!(
@@ -3178,6 +3195,14 @@ impl ServerConn {
             () = cancel.cancelled() => return Err(ToolError::Cancelled(None)),
             live = self.live() => live?,
         };
+        // A server that declared no resources is not asked to read one: this is Claude
+        // Code's answer, where the server's own would be "Method not found".
+        if !live.declares_resources() {
+            return Err(ToolError::msg(format!(
+                "{} does not support resources",
+                self.label()
+            )));
+        }
         // Sent as tools/call is, so that an abandoned read is cancelled with its reason (and
         // never served from rmcp's response cache).
         let request = ClientRequest::ReadResourceRequest(rmcp::model::ReadResourceRequest::new(
@@ -3187,7 +3212,7 @@ impl ServerConn {
         let (route, options) = self.open_route(ProgressSender::none(), uri);
         let handle = match live.peer.send_request_with_option(request, options).await {
             Ok(handle) => handle,
-            Err(e) => return Err(self.call_error(uri, "resources/read", e, &live).await),
+            Err(e) => return Err(self.call_error(Some(uri), "resources/read", e, &live).await),
         };
         // Waited for as a tool call is: given up after the idle limit without a word, when
         // an HTTP server stops answering pings, on cancellation, or at the call timeout.

@@ -17,3 +17,4 @@ mod review34_config;
 mod review34_mcpsec;
 mod review35_idless;
 mod review38_mcp;
+mod review40_mcp;

@@ -210,12 +210,41 @@ pub(crate) fn not_found_message(path: &Path, ctx: &ToolUseContext) -> String {
         ctx.cwd().display()
     );
     if let Some(hint) = missing_file_hint(path, ctx) {
-        message.push_str(&format!(
-            " Did you mean {}?",
-            tool_core::escape_line_breaks(&hint)
-        ));
+        message.push_str(&did_you_mean(&hint));
     }
     message
+}
+
+/// ` Did you mean <hint>?`, the hint escaped as Glob lists names ([`listed_path`]): it stays
+/// one line that cannot pass for more text.
+fn did_you_mean(hint: &str) -> String {
+    format!(" Did you mean {}?", tool_core::escape_line_breaks(hint))
+}
+
+/// The end of Grep's and Glob's refusal of a search path `path` (absolute) that does not
+/// exist: ` Did you mean <path>?` naming the same path under the working directory when the
+/// model left out the project folder ([`path_under_cwd`], with the checks of
+/// [`missing_file_hint`]), else nothing. Claude Code's Grep and Glob look for nothing else
+/// (`suggestPathUnderCwd` alone, no namesake).
+pub(crate) fn missing_search_path_hint(path: &Path, ctx: &ToolUseContext) -> String {
+    let may_name = hint_may_name(ctx);
+    path_under_cwd(path, ctx.cwd())
+        .filter(|p| may_name(p))
+        .map_or_else(String::new, |p| did_you_mean(&p.display().to_string()))
+}
+
+/// Whether a "Did you mean" hint may name a path: only one the model may read unasked,
+/// inside the working directories (Edit refuses a missing file before any permission check,
+/// so a hint there would list a folder outside them that nobody allowed) and not covered by
+/// a Read deny rule (the hint would tell what the rule hides).
+fn hint_may_name(ctx: &ToolUseContext) -> impl Fn(&Path) -> bool + '_ {
+    let engine = tool_perms::PermissionEngine::for_walking(ctx);
+    move |p: &Path| {
+        in_working_directories(p, ctx)
+            && engine
+                .as_ref()
+                .is_none_or(|e| e.denied_by(p, tool_core::FileAccess::Read).is_none())
+    }
 }
 
 /// The most entries of the missing file's directory [`similar_file`] looks at: a directory
@@ -225,18 +254,9 @@ const SIMILAR_FILE_SCAN: usize = 1000;
 /// What the model may have meant by the missing `path`, as Claude Code's Read and Edit
 /// find it: the same path under the working directory ([`path_under_cwd`]), else a file
 /// beside it with the same name and another extension ([`similar_file`]). Only a path the
-/// model may read unasked is named: one inside the working directories (Edit refuses a
-/// missing file before any permission check, so a hint there would list a folder outside
-/// them that nobody allowed), and not covered by a Read deny rule (the hint would tell what
-/// the rule hides).
+/// model may read unasked is named ([`hint_may_name`]).
 fn missing_file_hint(path: &Path, ctx: &ToolUseContext) -> Option<String> {
-    let engine = tool_perms::PermissionEngine::for_walking(ctx);
-    let readable = |p: &Path| {
-        in_working_directories(p, ctx)
-            && engine
-                .as_ref()
-                .is_none_or(|e| e.denied_by(p, tool_core::FileAccess::Read).is_none())
-    };
+    let readable = hint_may_name(ctx);
     if let Some(under) = path_under_cwd(path, ctx.cwd()).filter(|p| readable(p)) {
         return Some(under.display().to_string());
     }

@@ -539,9 +539,10 @@ pub(crate) fn check_dir(root: &Path, ctx: &ToolUseContext) -> Result<(), Validat
         )),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ValidationError::with_code(
             format!(
-                "Directory does not exist: {}. Note: your current working directory is {}.",
+                "Directory does not exist: {}. Note: your current working directory is {}.{}",
                 root.display(),
-                ctx.cwd().display()
+                ctx.cwd().display(),
+                fsutil::missing_search_path_hint(root, ctx)
             ),
             1,
         )),

@@ -256,9 +256,10 @@ fn look_at_root(root: &Path, ctx: &ToolUseContext) -> Result<bool, ValidationErr
     let meta = std::fs::metadata(root).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => ValidationError::with_code(
             format!(
-                "Path does not exist: {}. Note: your current working directory is {}.",
+                "Path does not exist: {}. Note: your current working directory is {}.{}",
                 root.display(),
-                ctx.cwd().display()
+                ctx.cwd().display(),
+                fsutil::missing_search_path_hint(root, ctx)
             ),
             1,
         ),

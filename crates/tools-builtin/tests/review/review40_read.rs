@@ -1,6 +1,7 @@
 //! Review 40 of the file tools: a missing file's refusal says which file the model may have
 //! meant, as Claude Code's Read and Edit do (`suggestPathUnderCwd`, else
-//! `findSimilarFile`).
+//! `findSimilarFile`), and Grep's and Glob's refusal of a missing search path names the path
+//! under the cwd (`suggestPathUnderCwd` alone).
 
 use std::fs;
 use std::path::Path;
@@ -8,7 +9,7 @@ use std::path::Path;
 use crate::common::{ctx, fail};
 use serde_json::{Value, json};
 use tool_core::{ProgressSender, RuleSource, SourcedRule, Tool, ToolPermissionContext};
-use tools_builtin::{Edit, Read};
+use tools_builtin::{Edit, Glob, Grep, Read};
 
 /// The refusal Read and Edit give for a missing file with the working directory `cwd`.
 fn missing(cwd: &Path) -> String {
@@ -164,5 +165,100 @@ async fn a_suggested_name_has_its_line_breaks_escaped() {
     let c = ctx(&root);
     for text in refusals(&c, &root.join("notes\nsrc.js")).await {
         assert!(text.ends_with(" Did you mean notes\\nsrc.ts?"), "{text}");
+    }
+}
+
+/// Grep's and Glob's refusals of `path` (through validation, without the
+/// `<tool_use_error>` it is wrapped in, and through the call alone), in that order.
+async fn search_refusals(c: &tool_core::ToolUseContext, path: &Path) -> Vec<String> {
+    let grep = json!({"pattern": "x", "path": path});
+    let glob = json!({"pattern": "*.rs", "path": path});
+    let bare = |text: String| {
+        text.strip_prefix("<tool_use_error>")
+            .and_then(|t| t.strip_suffix("</tool_use_error>"))
+            .map_or(text.clone(), str::to_owned)
+    };
+    vec![
+        bare(fail(&Grep, c, grep.clone()).await.text),
+        bare(fail(&Glob, c, glob.clone()).await.text),
+        call_error(&Grep, c, grep).await,
+        call_error(&Glob, c, glob).await,
+    ]
+}
+
+/// The refusals Grep and Glob give for the missing `path` with the working directory `cwd`,
+/// as [`search_refusals`] orders them, each followed by `hint`.
+fn missing_roots(path: &Path, cwd: &Path, hint: &str) -> Vec<String> {
+    let note = format!(
+        "{}. Note: your current working directory is {}.{hint}",
+        path.display(),
+        cwd.display()
+    );
+    let grep = format!("Path does not exist: {note}");
+    let glob = format!("Directory does not exist: {note}");
+    vec![grep.clone(), glob.clone(), grep, glob]
+}
+
+/// Grep's and Glob's "does not exist" refusal of a search path that left out the project
+/// folder ends with Claude Code's "Did you mean …?" naming the path under the cwd
+/// (`suggestPathUnderCwd`), as Read's does; not when a Read deny rule covers it.
+#[tokio::test]
+async fn a_search_path_missing_the_project_folder_is_suggested_under_the_cwd() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = fs::canonicalize(dir.path()).unwrap();
+    let root = parent.join("proj");
+    fs::create_dir_all(root.join("src")).unwrap();
+    fs::write(root.join("src/lib.rs"), "x\n").unwrap();
+    let c = ctx(&root);
+    let asked = parent.join("src");
+    let hint = format!(" Did you mean {}?", root.join("src").display());
+    assert_eq!(
+        search_refusals(&c, &asked).await,
+        missing_roots(&asked, &root, &hint)
+    );
+    // Grep takes a file as its path too.
+    let file = parent.join("src/lib.rs");
+    let grep = json!({"pattern": "x", "path": file});
+    let text = fail(&Grep, &c, grep).await.text;
+    assert!(
+        text.ends_with(&format!(
+            " Did you mean {}?</tool_use_error>",
+            root.join("src/lib.rs").display()
+        )),
+        "{text}"
+    );
+    // Denied under the cwd: no hint.
+    let c = ctx(&root).with_permission(deny(&["Read(./src)"]));
+    assert_eq!(
+        search_refusals(&c, &asked).await,
+        missing_roots(&asked, &root, "")
+    );
+}
+
+/// Grep and Glob give only the path under the cwd, never a namesake with another extension
+/// (Claude Code's Grep and Glob call `suggestPathUnderCwd` alone), and a path inside the cwd
+/// is not re-rooted; a suggested name's line breaks are escaped.
+#[tokio::test]
+async fn a_missing_search_path_gets_no_namesake_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = fs::canonicalize(dir.path()).unwrap();
+    let root = parent.join("proj");
+    fs::create_dir_all(root.join("proj/src")).unwrap();
+    fs::create_dir_all(root.join("src.d")).unwrap();
+    fs::write(root.join("src.ts"), "x\n").unwrap();
+    let c = ctx(&root);
+    for asked in [root.join("src.rs"), root.join("src")] {
+        assert_eq!(
+            search_refusals(&c, &asked).await,
+            missing_roots(&asked, &root, ""),
+            "{}",
+            asked.display()
+        );
+    }
+    fs::create_dir(root.join("notes\nsrc")).unwrap();
+    let asked = parent.join("notes\nsrc");
+    let hint = format!(" Did you mean {}\\nsrc?", root.join("notes").display());
+    for text in search_refusals(&c, &asked).await {
+        assert!(text.ends_with(&hint), "{text}");
     }
 }

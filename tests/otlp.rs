@@ -1242,10 +1242,16 @@ fn tool_details_stay_json_within_their_limit() {
     .join("\n");
     let (_, results) = logged(&turn, &[], &[("OTEL_LOG_TOOL_DETAILS", "1")]);
     assert_eq!(results.len(), 3, "{results:?}");
+    // A success's record names its tool, not its id (`use_id` is a failure's).
     let field = |id: &str, key: &str| -> serde_json::Value {
+        let tool = match id {
+            "toolu_big" => "Grep",
+            "toolu_bash" => "Bash",
+            _ => "Glob",
+        };
         let record = results
             .iter()
-            .find(|r| attribute(&r.attributes, "use_id") == Some(&Val::Str(id.into())))
+            .find(|r| attribute(&r.attributes, "tool_name") == Some(&Val::Str(tool.into())))
             .unwrap_or_else(|| panic!("no record of {id}: {results:?}"));
         let Some(Val::Str(text)) = attribute(&record.attributes, key) else {
             panic!("no {key} on {record:?}");
@@ -1509,4 +1515,40 @@ fn a_projects_proxy_does_not_carry_the_export() {
         "{via:?}"
     );
     assert!(header_proxied.lock().unwrap().is_empty());
+}
+
+/// `tool_result` carries `use_id` on a failure only, as Claude Code's does ("failure adds
+/// use_id and error") and docs/architecture.md says (found by review 40: every success
+/// carried it too).
+#[test]
+fn only_a_failed_calls_result_names_its_use_id() {
+    let turn = [
+        serde_json::json!({"type": "tool_use", "id": "toolu_ok", "name": "Glob",
+            "input": {"pattern": "*"}}),
+        serde_json::json!({"type": "tool_use", "id": "toolu_bad", "name": "Read",
+            "input": {"file_path": "/nonexistent/review40/missing.txt"}}),
+    ]
+    .map(|v| v.to_string())
+    .join("\n");
+    let (_, results) = logged(&turn, &[], &[]);
+    assert_eq!(results.len(), 2, "{results:?}");
+    let of = |success: &str| {
+        results
+            .iter()
+            .find(|r| attribute(&r.attributes, "success") == Some(&Val::Str(success.into())))
+            .unwrap_or_else(|| panic!("no result with success={success}: {results:?}"))
+    };
+    let ok = of("true");
+    assert_eq!(attribute(&ok.attributes, "use_id"), None, "{ok:?}");
+    assert_eq!(attribute(&ok.attributes, "error"), None, "{ok:?}");
+    let failed = of("false");
+    assert_eq!(
+        attribute(&failed.attributes, "use_id"),
+        Some(&Val::Str("toolu_bad".into())),
+        "{failed:?}"
+    );
+    assert!(
+        attribute(&failed.attributes, "error").is_some(),
+        "{failed:?}"
+    );
 }

@@ -1749,7 +1749,8 @@ impl<'a> CallTelemetry<'a> {
             target: "toolwright::tool_result",
             parent: span,
             tool_name = %tool_use.name,
-            use_id = %tool_use.id,
+            // Claude Code names the call on a failure only.
+            use_id = (!success).then_some(tool_use.id.as_str()),
             success,
             error = error_type,
             duration_ms = millis(call_duration.unwrap_or_default()),

@@ -18,7 +18,9 @@
 //!   fields as strings);
 //! - `OTEL_SDK_DISABLED=true` and `OTEL_{TRACES,METRICS,LOGS}_EXPORTER=none` turn export off.
 //!
-//! The SDK reads `OTEL_EXPORTER_OTLP_HEADERS` and the batch settings. The resource is read
+//! The headers are those of `OTEL_EXPORTER_OTLP_HEADERS` and of the signal's own
+//! `OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_HEADERS` together, the signal's value winning
+//! per key, as Claude Code merges them. The SDK reads the batch settings. The resource is read
 //! here as the OpenTelemetry specification has it: `OTEL_RESOURCE_ATTRIBUTES` with its values
 //! %-decoded, `OTEL_SERVICE_NAME` over a `service.name` among them, `toolwright` when neither
 //! names the service. What this build cannot follow is said on stderr once, naming the
@@ -307,28 +309,25 @@ impl ExportPlan {
         }
     }
 
-    /// Says which entries of the headers variable the SDK reads for `signal` it would drop
-    /// (naming a key at most: values hold tokens).
+    /// Says which entries of the headers variables of `signal` (the generic one and the
+    /// signal's own, both sent: [`merged_headers`]) the SDK would drop (naming a key at most:
+    /// values hold tokens).
     fn check_headers(&mut self, signal: Signal, env: &impl Fn(&str) -> Option<String>) {
-        let own = signal.own_var("HEADERS");
-        let Some((var, value)) = env(&own)
-            .map(|v| (own, v))
-            .or_else(|| env(HEADERS).map(|v| (HEADERS.to_owned(), v)))
-        else {
-            return;
-        };
-        let problems = header_problems(&value);
-        if !problems.is_empty() {
-            self.notice(format!(
-                "{var}: {}; {} not sent (the form is KEY=VALUE, entries separated by `,`, \
-                 a space in a value written %20)",
-                problems.join("; "),
-                if problems.len() == 1 {
-                    "that header is"
-                } else {
-                    "those headers are"
-                }
-            ));
+        for var in [HEADERS.to_owned(), signal.own_var("HEADERS")] {
+            let Some(value) = env(&var) else { continue };
+            let problems = header_problems(&value);
+            if !problems.is_empty() {
+                self.notice(format!(
+                    "{var}: {}; {} not sent (the form is KEY=VALUE, entries separated by \
+                     `,`, a space in a value written %20)",
+                    problems.join("; "),
+                    if problems.len() == 1 {
+                        "that header is"
+                    } else {
+                        "those headers are"
+                    }
+                ));
+            }
         }
     }
 
@@ -481,6 +480,36 @@ fn resource_attributes(value: &str) -> (Vec<(String, String)>, Vec<String>) {
         }
     }
     (attributes, problems)
+}
+
+/// The headers `signal`'s exports carry, merged as Claude Code's exporter merges them
+/// (`getOtelOtlpHeaders`): those of `OTEL_EXPORTER_OTLP_HEADERS` and those of the signal's own
+/// variable, the signal's value winning per key (names compared without regard to case, as
+/// HTTP's are). The SDK alone reads one variable or the other, so a per-signal tenant header
+/// would cost the generic `Authorization`. Values are as written: the SDK %-decodes them.
+/// Entries the SDK would drop are left out ([`header_problems`] says which).
+#[cfg(any(feature = "otlp", test))]
+fn merged_headers(
+    signal: Signal,
+    env: impl Fn(&str) -> Option<String>,
+) -> std::collections::HashMap<String, String> {
+    let mut headers = std::collections::HashMap::new();
+    for var in [HEADERS.to_owned(), signal.own_var("HEADERS")] {
+        let Some(value) = env(&var) else { continue };
+        for entry in value.split_terminator(',') {
+            let Some((key, value)) = entry.split_once('=') else {
+                continue;
+            };
+            let (key, value) = (key.trim(), value.trim());
+            if !key.is_empty()
+                && !value.is_empty()
+                && http::HeaderName::from_bytes(key.as_bytes()).is_ok()
+            {
+                headers.insert(key.to_ascii_lowercase(), value.to_owned());
+            }
+        }
+    }
+    headers
 }
 
 /// What is wrong with the entries of an `OTEL_EXPORTER_OTLP_HEADERS` value the SDK would
@@ -1241,6 +1270,9 @@ mod otlp {
                 .with_http()
                 .with_endpoint($plan.endpoint.clone())
                 .with_timeout($plan.timeout)
+                .with_headers(super::merged_headers($plan.signal, |name| {
+                    std::env::var(name).ok()
+                }))
                 .with_retry_policy(RetryPolicy::disabled())
                 .with_http_client($client);
             if $plan.gzip {
@@ -1608,6 +1640,53 @@ mod tests {
             (HEADERS, "fine=1"),
         ]);
         assert!(own.notices[0].starts_with("OTEL_EXPORTER_OTLP_TRACES_HEADERS"));
+        // Both variables are sent, so both are checked: the generic one once for all.
+        let both = plan(&[
+            ON,
+            (ENDPOINT, url),
+            ("OTEL_LOGS_EXPORTER", "otlp"),
+            ("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "x-scope-orgid=tenant1"),
+            (HEADERS, "Authorization: Bearer abc"),
+        ]);
+        assert_eq!(both.notices.len(), 1, "{:?}", both.notices);
+        assert!(both.notices[0].starts_with("OTEL_EXPORTER_OTLP_HEADERS: "));
+    }
+
+    #[test]
+    fn a_signals_own_headers_are_merged_over_the_generic_ones() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        let vars = &[
+            (
+                HEADERS,
+                "Authorization=Bearer%20s3cret, X-Team = generic,bad",
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
+                "X-Scope-OrgID=tenant1,x-team=logs,empty=",
+            ),
+        ];
+        let mut logs: Vec<(String, String)> = merged_headers(Signal::Logs, env(vars))
+            .into_iter()
+            .collect();
+        logs.sort();
+        assert_eq!(
+            logs,
+            [
+                ("authorization".into(), "Bearer%20s3cret".into()),
+                ("x-scope-orgid".into(), "tenant1".into()),
+                ("x-team".into(), "logs".into()),
+            ]
+        );
+        let traces = merged_headers(Signal::Traces, env(vars));
+        assert_eq!(traces.len(), 2, "{traces:?}");
+        assert_eq!(traces["x-team"], "generic");
+        assert!(merged_headers(Signal::Metrics, env(&[])).is_empty());
     }
 
     #[test]

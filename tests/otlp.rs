@@ -23,6 +23,8 @@ struct Request {
     path: String,
     content_type: String,
     content_encoding: String,
+    /// Every header, its name in lower case.
+    headers: Vec<(String, String)>,
     body: Vec<u8>,
 }
 
@@ -67,6 +69,7 @@ fn collector_answering(mode: Mode) -> (String, Received) {
                         .to_owned();
                     let (mut length, mut content_type, mut content_encoding) =
                         (0usize, String::new(), String::new());
+                    let mut headers = Vec::new();
                     loop {
                         let mut line = String::new();
                         if reader.read_line(&mut line).unwrap_or(0) == 0 {
@@ -77,6 +80,7 @@ fn collector_answering(mode: Mode) -> (String, Received) {
                             break;
                         }
                         let (name, value) = line.split_once(':').unwrap_or((line, ""));
+                        headers.push((name.to_ascii_lowercase(), value.trim().to_owned()));
                         match name.to_ascii_lowercase().as_str() {
                             "content-length" => length = value.trim().parse().unwrap(),
                             "content-type" => value.trim().clone_into(&mut content_type),
@@ -92,6 +96,7 @@ fn collector_answering(mode: Mode) -> (String, Received) {
                         path,
                         content_type,
                         content_encoding,
+                        headers,
                         body,
                     });
                     let answer = match mode {
@@ -1551,4 +1556,61 @@ fn only_a_failed_calls_result_names_its_use_id() {
         attribute(&failed.attributes, "error").is_some(),
         "{failed:?}"
     );
+}
+
+/// A signal's own headers variable adds to `OTEL_EXPORTER_OTLP_HEADERS`, its value winning
+/// per key, as Claude Code's exporter merges them (found by review 40: the logs' own
+/// variable replaced the generic one, and the log export lost its `Authorization`).
+#[test]
+fn a_signals_own_headers_add_to_the_generic_ones() {
+    let (url, received) = collector();
+    let out = run_one_read_with(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+        ("OTEL_LOGS_EXPORTER", "otlp"),
+        ("OTEL_METRICS_EXPORTER", "none"),
+        (
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "Authorization=Bearer%20s3cret,X-Team=generic",
+        ),
+        (
+            "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
+            "X-Scope-OrgID=tenant1,x-team=logs",
+        ),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let headers = |path: &str| {
+        let received = received.lock().unwrap();
+        let request = received
+            .iter()
+            .find(|r| r.path == path)
+            .unwrap_or_else(|| panic!("nothing on {path}"));
+        let header = |name: &str| {
+            let values: Vec<&str> = request
+                .headers
+                .iter()
+                .filter(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+                .collect();
+            values.join(", ")
+        };
+        (
+            header("authorization"),
+            header("x-scope-orgid"),
+            header("x-team"),
+        )
+    };
+    assert_eq!(
+        headers("/v1/logs"),
+        ("Bearer s3cret".into(), "tenant1".into(), "logs".into())
+    );
+    assert_eq!(
+        headers("/v1/traces"),
+        ("Bearer s3cret".into(), String::new(), "generic".into())
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("telemetry"), "{stderr}");
 }

@@ -702,10 +702,11 @@ impl Signals {
 
     /// The next signal, as the exit status it calls for (128 + its number: 130 for Ctrl-C,
     /// 143 for SIGTERM, 129 for SIGHUP). Never resolves when no handler could be installed.
-    /// Signals already both there when this thread looks (a Ctrl-C, then a SIGTERM sent
-    /// while the thread waited for a core) are taken in a fixed order, SIGINT before SIGTERM
-    /// before SIGHUP, not one drawn at random, so the SIGTERM is the second signal and its
-    /// status the run's.
+    /// Signals already both there when this thread looks (sent while it waited for a core)
+    /// are taken in a fixed order, SIGINT before SIGTERM before SIGHUP, not one drawn at
+    /// random: the order they came in is lost by then, and a Ctrl-C followed by a SIGTERM,
+    /// the common case (a user, then a supervisor), exits with the SIGTERM's status every
+    /// time.
     async fn next_raw(&mut self) -> u8 {
         #[cfg(unix)]
         {

@@ -233,10 +233,10 @@ pub(crate) fn missing_search_path_hint(path: &Path, ctx: &ToolUseContext) -> Str
         .map_or_else(String::new, |p| did_you_mean(&p.display().to_string()))
 }
 
-/// Whether a "Did you mean" hint may name a path: only one the model may read unasked,
-/// inside the working directories (Edit refuses a missing file before any permission check,
-/// so a hint there would list a folder outside them that nobody allowed) and not covered by
-/// a Read deny rule (the hint would tell what the rule hides).
+/// Whether a "Did you mean" hint may name a path: only one inside the working directories
+/// (Edit refuses a missing file before any permission check, so a hint there would list a
+/// folder outside them that nobody allowed) and not covered by a Read deny rule (the hint
+/// would tell what the rule hides).
 fn hint_may_name(ctx: &ToolUseContext) -> impl Fn(&Path) -> bool + '_ {
     let engine = tool_perms::PermissionEngine::for_walking(ctx);
     move |p: &Path| {

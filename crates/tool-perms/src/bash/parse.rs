@@ -1119,6 +1119,7 @@ pub fn exit_status_command(command: &str) -> Option<Vec<Word>> {
         xargs_runs: false,
         loop_vars: Vec::new(),
         pipeline_output: None,
+        extra_for: None,
         substituted: None,
     };
     let mut cursor = node.walk();
@@ -1360,6 +1361,7 @@ fn analyze_tree(
         xargs_runs: false,
         loop_vars: Vec::new(),
         pipeline_output: None,
+        extra_for: None,
         substituted: None,
     };
     walker.walk(root);
@@ -1416,6 +1418,10 @@ struct Walker<'a> {
     /// The command or process substitution walked last (by node id) and the words of the
     /// one simple command whose output it is ([`Walker::substitution_output`]).
     substituted: Option<(usize, Vec<Word>)>,
+    /// The last simple command of a redirected list, pipeline or `!` command (by node id)
+    /// and that redirected statement's id: the words tree-sitter read as the redirection's
+    /// extra targets are that command's arguments ([`Walker::outer_extra`]).
+    extra_for: Option<(usize, usize)>,
 }
 
 const LINE_BREAK_IN_WORD: &str =
@@ -1988,8 +1994,27 @@ impl Walker<'_> {
                             fed = self.stdin_substitution_output(child).or(fed);
                         }
                         "command" => {
+                            let mut extra = extra.clone();
+                            extra.extend(self.outer_extra(child));
                             self.command(child, &extra);
                             body = Some((start, self.out.commands.len()));
+                        }
+                        // bash gives the redirection, and the words after its target, to
+                        // the last simple command of a list, pipeline or `!` command
+                        // (`true && git >/dev/null push` runs `git push`).
+                        kind @ ("pipeline" | "list" | "negated_command")
+                            if !extra.is_empty() && last_simple_command(child).is_some() =>
+                        {
+                            // (Saved: this may be a list item before an outer one's last
+                            // command, `(a && b >x y) && git >/dev/null push`.)
+                            let outer = self.extra_for;
+                            self.extra_for =
+                                last_simple_command(child).map(|last| (last.id(), node.id()));
+                            self.walk(child);
+                            self.extra_for = outer;
+                            if kind == "negated_command" {
+                                body = Some((start, self.out.commands.len()));
+                            }
                         }
                         kind => {
                             if !extra.is_empty() {
@@ -2028,7 +2053,10 @@ impl Walker<'_> {
                     self.heredoc_line_goes_on(how, rest, &before);
                 }
             }
-            "command" => self.command(node, &[]),
+            "command" => {
+                let extra = self.outer_extra(node);
+                self.command(node, &extra);
+            }
             "test_command" => self.test_command(node),
             "variable_assignment" | "variable_assignments" => {
                 self.complex("a variable assignment changes the shell for later commands");
@@ -3002,6 +3030,32 @@ impl Walker<'_> {
     /// A simple command; `extra` are words tree-sitter put after a redirection's target of
     /// the statement around it (they are arguments).
     /// Whether one of `nodes` redirects standard input (`< f`, `0<&-`, a here-document).
+    /// The words after a redirection's target that belong to the simple command `node`
+    /// although tree-sitter put the redirection on the list, pipeline or `!` command it ends
+    /// ([`Walker::extra_for`]); empty for any other command.
+    fn outer_extra<'t>(&mut self, node: Node<'t>) -> Vec<Node<'t>> {
+        let Some((id, statement)) = self.extra_for else {
+            return Vec::new();
+        };
+        if id != node.id() {
+            return Vec::new();
+        }
+        self.extra_for = None;
+        let mut up = node.parent();
+        while let Some(n) = up {
+            if n.id() == statement {
+                let mut cursor = n.walk();
+                let children: Vec<Node<'t>> = n.named_children(&mut cursor).collect();
+                return children
+                    .iter()
+                    .flat_map(|c| extra_destinations(*c, self.src))
+                    .collect();
+            }
+            up = n.parent();
+        }
+        Vec::new()
+    }
+
     fn redirects_stdin(&self, nodes: &[Node<'_>]) -> bool {
         nodes.iter().any(|c| {
             matches!(
@@ -4055,6 +4109,27 @@ fn closes_descriptor(node: Node<'_>) -> bool {
     let mut c = node.walk();
     node.children(&mut c)
         .any(|t| !t.is_named() && matches!(t.kind(), "<&-" | ">&-"))
+}
+
+/// The simple command a redirection of the list, pipeline or `!` command `node` belongs to
+/// in bash: its last one (through a redirected statement's body), if that is a simple
+/// command.
+fn last_simple_command(node: Node<'_>) -> Option<Node<'_>> {
+    let mut node = node;
+    loop {
+        node = match node.kind() {
+            "list" => list_items(node).pop()?.1,
+            "pipeline" | "negated_command" => {
+                let mut cursor = node.walk();
+                node.named_children(&mut cursor)
+                    .filter(|n| n.kind() != "comment")
+                    .last()?
+            }
+            "redirected_statement" => node.child_by_field_name("body")?,
+            "command" => return Some(node),
+            _ => return None,
+        };
+    }
 }
 
 /// The items of the and-or list `node` in order, each with the operator before it

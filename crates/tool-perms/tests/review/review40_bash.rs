@@ -9,6 +9,10 @@
 //! options (`xargs -a * push`) was not looked at. Digits too big for a descriptor (`git
 //! 2147483648</dev/null push`) were taken for a computed word, and asked about for a reason
 //! that was not there.
+//!
+//! The second review of the day (black-box, a fuzzer run through the real bash) found more:
+//! the words after a redirection in a list's, pipeline's or `!` command's last command, and a
+//! `!` or assignments after `time` and `coproc`, each hiding the command bash runs.
 
 use std::path::PathBuf;
 
@@ -380,4 +384,57 @@ async fn harmless_globs_stay_allowed() {
     // (In default mode `ls *` reads where the fixture's links lead, out of the project.)
     cases.push(case("allow", "Bash", "ls *.rs").deny(&[PUSH]));
     run_table_in(&git.fx, cases).await;
+}
+
+/// Found by the second review: tree-sitter makes a whole list, pipeline or `!` command the
+/// statement a redirection belongs to, and reads the words after the redirection's target
+/// as more targets; bash gives the redirection and those words to the last simple command
+/// (`true && git >/dev/null push` runs `git push`). The words were scanned but never added to
+/// that command, so deny rules, the critical-removal check, Read deny rules and protected
+/// paths saw `git`, `rm`, `cat` and `tee` alone: allowed in bypass mode. They are now that
+/// command's arguments, as they are for a lone command.
+#[tokio::test]
+async fn words_after_a_redirection_in_a_list_are_the_last_commands() {
+    let git = FakeGit::new();
+    let commands = [
+        "true && git >/dev/null push",
+        "echo | git 2>/dev/null push",
+        "! git >/dev/null push",
+        "false || git >/dev/null push",
+        "true; true && git >/dev/null push",
+        "echo $(true && git >/dev/null push)",
+        "for i in 1; do true && git >/dev/null push; done",
+        "true && git 2>/dev/null >/dev/null push",
+        "true && echo | git 2>/dev/null push",
+        "(true && echo >/dev/null x) && git >/dev/null push",
+    ];
+    for command in commands {
+        assert_eq!(git.args(command), "push\n", "{command}");
+    }
+    let mut cases = Vec::new();
+    for command in commands {
+        cases.extend(both_modes("deny", PUSH, command, &["Bash(echo:*)"]));
+    }
+    let ssh = "Read(~/.ssh/**)";
+    for (expect, deny, command) in [
+        // (Decided only: never run.)
+        ("ask", PUSH, "true && rm 2>/dev/null -rf ~"),
+        ("ask", PUSH, "echo | rm 2>/dev/null -rf ~"),
+        ("deny", ssh, "true && cat 2>/dev/null ~/.ssh/id_rsa"),
+        ("deny", ssh, "echo x | cat 2>/dev/null ~/.ssh/id_rsa"),
+        ("ask", PUSH, "echo | tee >/dev/null .git/config"),
+        ("ask", PUSH, "! tee >/dev/null .git/config"),
+    ] {
+        cases.push(bypass(expect, deny, command));
+    }
+    cases.push(case("deny", "Bash", "true && cat 2>/dev/null ~/.ssh/id_rsa").deny(&[ssh]));
+    // What stays allowed: the words after the redirection are harmless ones.
+    for command in [
+        "true && git >/dev/null status",
+        "echo | git 2>/dev/null log --oneline",
+    ] {
+        cases.extend(both_modes("allow", PUSH, command, &["Bash(echo:*)"]));
+    }
+    run_table_in(&git.fx, cases).await;
+    assert!(hook_if_runs(&git.fx, PUSH, "true && git >/dev/null push"));
 }

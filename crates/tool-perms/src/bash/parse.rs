@@ -3230,6 +3230,9 @@ impl Walker<'_> {
         while words.len() > 1 && words[0].plain && words[0].value.as_deref() == Some("!") {
             words.remove(0);
         }
+        if assignments.is_empty() {
+            reserved_word_prefix(&mut words, &mut assignments);
+        }
         if words.is_empty() {
             self.piped = outer_piped;
             if !assignments.is_empty() {
@@ -4109,6 +4112,72 @@ fn closes_descriptor(node: Node<'_>) -> bool {
     let mut c = node.walk();
     node.children(&mut c)
         .any(|t| !t.is_named() && matches!(t.kind(), "<&-" | ">&-"))
+}
+
+/// `time` and `coproc` written as a command's first words are bash's reserved words (not
+/// after an assignment, nor quoted): `time [-p] [--]` takes a pipeline, which may start with
+/// `!` and more `time`s, and `coproc` a simple command; either command may start with
+/// assignments (`time ! X=1 git push`, `coproc X=1 git push` run `git push`). tree-sitter
+/// reads them as one command's words: the `!`s after `time` are dropped and the assignments
+/// after the prefix moved to `assignments`, so that the command is read as `X=1 time git
+/// push` is, the prefix a wrapper before it.
+fn reserved_word_prefix(words: &mut Vec<Word>, assignments: &mut Vec<Assignment>) {
+    let is = |w: Option<&Word>, text: &str| w.is_some_and(|w| w.raw == text);
+    let mut i = 0;
+    loop {
+        if is(words.get(i), "time") {
+            i += 1;
+            if is(words.get(i), "-p") {
+                i += 1;
+            }
+            if is(words.get(i), "--") {
+                i += 1;
+            }
+        } else if i > 0 && is(words.get(i), "!") {
+            words.remove(i);
+        } else if is(words.get(i), "coproc") {
+            // (After `coproc`, `time` and `!` are no reserved words.)
+            i += 1;
+            break;
+        } else {
+            break;
+        }
+    }
+    if i == 0 {
+        return;
+    }
+    while let Some(w) = words.get(i) {
+        let Some((name, value)) = assignment_word(&w.raw) else {
+            break;
+        };
+        let safe_value = value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./:,+=@%".contains(c));
+        let name = name.to_owned();
+        let raw = words.remove(i).raw;
+        assignments.push(Assignment {
+            name,
+            raw,
+            safe_value,
+        });
+    }
+}
+
+/// The name and value of `raw` when bash takes it for an assignment before a command
+/// (`X=1`, `X+=1`, `a[i]=1`), as written.
+fn assignment_word(raw: &str) -> Option<(&str, &str)> {
+    let eq = raw.find('=')?;
+    let name = raw[..eq].strip_suffix('+').unwrap_or(&raw[..eq]);
+    let base = match name.find('[') {
+        Some(open) if name.ends_with(']') => &name[..open],
+        Some(_) => return None,
+        None => name,
+    };
+    let mut chars = base.chars();
+    let first = chars.next()?;
+    ((first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    .then(|| (base, &raw[eq + 1..]))
 }
 
 /// The simple command a redirection of the list, pipeline or `!` command `node` belongs to

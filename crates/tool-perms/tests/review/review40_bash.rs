@@ -438,3 +438,61 @@ async fn words_after_a_redirection_in_a_list_are_the_last_commands() {
     run_table_in(&git.fx, cases).await;
     assert!(hook_if_runs(&git.fx, PUSH, "true && git >/dev/null push"));
 }
+
+/// Found by the second review: `time` and `coproc` are reserved words, and what follows them
+/// is a pipeline (`time [-p] [--] [!] …`) or a simple command, with its own `!` and its own
+/// assignments. They were read as wrappers, and the reading after them started at the `!`
+/// or the `X=1`, taken for the command's name: `time ! git push`, `time X=1 git push` and
+/// `coproc X=1 git push` (each runs `git push`) were allowed past `Bash(git push:*)` in
+/// bypass mode, as were `time ! rm -rf ~` and `time X=1 cat ~/.ssh/id_rsa` past the
+/// critical-removal check and a Read deny rule. The `!`s after `time` are now dropped and the
+/// assignments after `time` or `coproc` are the command's.
+#[tokio::test]
+async fn time_and_coproc_take_a_bang_and_assignments() {
+    let git = FakeGit::new();
+    let commands = [
+        "time ! git push",
+        "time -p ! git push",
+        "time -p -- ! git push",
+        "time X=1 git push",
+        "time ! ! X=1 Y=2 git push",
+        "time ! time X=1 git push",
+        "time LANG=C git push",
+        "coproc X=1 git push; wait",
+        "coproc LANG=C git push; wait",
+        "time coproc X=1 git push; wait",
+        "if time LANG=C git push; then :; fi",
+        "time GIT_PAGER=cat git push | cat",
+        "true && time ! git push",
+    ];
+    for command in commands {
+        assert_eq!(git.args(command), "push\n", "{command}");
+    }
+    let mut cases = Vec::new();
+    for command in commands {
+        cases.extend(both_modes("deny", PUSH, command, &["Bash(cat:*)"]));
+    }
+    let ssh = "Read(~/.ssh/**)";
+    for (expect, deny, command) in [
+        // (Decided only: never run.)
+        ("ask", PUSH, "time ! rm -rf ~"),
+        ("ask", PUSH, "time X=1 rm -rf ~"),
+        ("ask", PUSH, "coproc X=1 rm -rf ~"),
+        ("deny", ssh, "time X=1 cat ~/.ssh/id_rsa"),
+        ("deny", ssh, "time ! cat ~/.ssh/id_rsa"),
+    ] {
+        cases.push(bypass(expect, deny, command));
+    }
+    // What stays allowed.
+    for command in [
+        "time git status",
+        "time ! git diff --quiet",
+        "time LANG=C git log --oneline",
+        "time -p git status",
+    ] {
+        cases.extend(both_modes("allow", PUSH, command, &[]));
+    }
+    run_table_in(&git.fx, cases).await;
+    assert!(hook_if_runs(&git.fx, PUSH, "time ! git push"));
+    assert!(hook_if_runs(&git.fx, PUSH, "coproc X=1 git push"));
+}

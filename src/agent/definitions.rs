@@ -32,8 +32,9 @@
 //! (up to the git repository's root, or only the project directory outside a repository; never the home directory). A project definition overrides a user one of the same name,
 //! the nearer directory winning, and both override the built-in one. Each directory's
 //! subfolders are read too, as in Claude Code (the name is the frontmatter's, not the
-//! path's). Of two files under one directory that define one name, the one whose path sorts
-//! last is used, with a notice.
+//! path's); a file in a subfolder without a `name` in its frontmatter is no definition and is
+//! skipped quietly. Of two files under one directory that define one name, the one whose
+//! path sorts last is used, with a notice.
 //!
 //! `tools` and `disallowedTools` name MCP tools as permission rules do: `mcp__srv` and
 //! `mcp__srv__*` name every tool of server `srv` ([`AgentDefinition::select_tools`]). Each
@@ -832,8 +833,12 @@ fn project_agents_dirs(cwd: &Path) -> Vec<PathBuf> {
 /// Reads the definitions of the agents directory `dir` and its subfolders into `into`, as
 /// Claude Code reads them (the name is the frontmatter's, not the path's). The folders are
 /// walked as a commands directory's are ([`tools_builtin::skill::markdown_files`]: bounded
-/// in depth and entries, hidden entries skipped, links to directories not followed), in the
-/// order of the files' paths; what was left unread is said in `problems`.
+/// in depth, files and entries, hidden folders skipped, links to directories not followed),
+/// hidden files included as Claude Code reads them, in the order of the files' paths; what
+/// was left unread is said in `problems`. A file in a subfolder without frontmatter or
+/// without a `name` in it is no definition and is skipped without a word, as Claude Code
+/// skips it (a README.md or docs/guide.md of a cloned agent collection); a file at the top
+/// level is read as before (its stem names it, and a problem is said).
 fn read_dir_definitions(
     dir: &Path,
     source: AgentSource,
@@ -841,12 +846,11 @@ fn read_dir_definitions(
     into: &mut BTreeMap<String, AgentDefinition>,
     problems: &mut Vec<String>,
 ) {
-    let walk = tools_builtin::skill::markdown_files(dir);
-    if walk.stopped {
+    let walk = tools_builtin::skill::markdown_files(dir, true);
+    for unread in walk.unread() {
         problems.push(format!(
-            "stopped reading {} after {} directory entries: agent definitions past them are not read",
+            "{} was not read whole: {unread}; agent definitions there are not read",
             dir.display(),
-            tools_builtin::skill::MAX_COMMAND_ENTRIES
         ));
     }
     for link in &walk.linked_dirs {
@@ -883,6 +887,13 @@ fn read_dir_definitions(
             problems.push(link_outside_problem(&file, &outside));
             continue;
         }
+        // Below the top level a file must say it is a definition (Claude Code's loader
+        // skips a file without a `name` quietly): a cloned collection's README.md would
+        // otherwise give a notice on every start, or become an agent named after its file.
+        if file.parent() != Some(dir) && !names_an_agent(&text) {
+            tracing::debug!(file = %file.display(), "not an agent definition: no `name` in frontmatter");
+            continue;
+        }
         let parsed = AgentDefinition::parse_with_host_tools(&text, &stem, source, host_tools)
             .map_err(|e| {
                 if cut {
@@ -917,6 +928,12 @@ fn read_dir_definitions(
             Err(e) => problems.push(format!("agent definition {} ignored: {e}", file.display())),
         }
     }
+}
+
+/// Whether `text` starts with frontmatter that has a `name`: what makes a file in a
+/// subfolder of an agents directory a definition.
+fn names_an_agent(text: &str) -> bool {
+    frontmatter::split(text).is_ok_and(|(front, _)| front.text("name").is_some())
 }
 
 /// Why a project's definition at `file` is refused: it leads out of its project.

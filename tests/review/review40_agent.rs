@@ -262,3 +262,138 @@ fn the_subagent_model_variable_names_every_sub_agents_model() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(models(&seen).1, ["claude-opus-4-5"], "{}", stderr(&out));
 }
+
+/// The Agent tool's listing of agent types and the stderr of a `-p` run in `project`.
+fn listing_and_stderr(project: &Path) -> (String, String) {
+    let (url, seen) = serve(|_, _| full(turn(Some("ok"), &[])));
+    let out = agent_command(&url, project, &["-p"], "go")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let listing = seen.lock().unwrap()[0].tool("Agent").unwrap()["description"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    (listing, err)
+}
+
+/// Found by review: with subfolders read, a cloned agent collection's README.md, or a
+/// docs/*.md, gave a notice on every start (no frontmatter), and one with frontmatter but no
+/// `name` became an agent named after its file. Below the top level such files are skipped
+/// quietly, as Claude Code's loader skips a file without a `name`; a file that names an
+/// agent is still read (and refused with a notice when bad), and the top level keeps its
+/// behaviour: its stem names an agent without `name`, and a file without frontmatter is
+/// said.
+#[test]
+fn stray_markdown_in_subfolders_is_no_agent_and_no_notice() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(dir.path()).unwrap();
+    let agents = project.join(".claude/agents");
+    write(
+        &agents,
+        "collection/README.md",
+        "# A collection of agents\n",
+    );
+    write(&agents, "collection/CONTRIBUTING.md", "How to help.\n");
+    write(
+        &agents,
+        "collection/docs/guide.md",
+        "---\ntitle: The guide\n---\nRead me.\n",
+    );
+    write(&agents, "collection/unterminated.md", "---\ntitle: x\n");
+    write(&agents, "collection/real.md", &definition("real"));
+    write(
+        &agents,
+        "collection/bad.md",
+        "---\nname: two words\ndescription: d\n---\nbody\n",
+    );
+    write(
+        &agents,
+        "stemmed.md",
+        "---\ndescription: by stem\n---\nbody\n",
+    );
+    write(&agents, "notes.md", "no frontmatter\n");
+    trust(&project);
+    let (listing, err) = listing_and_stderr(&project);
+    assert!(listing.contains("- real: the real agent"), "{listing}");
+    assert!(listing.contains("- stemmed: by stem"), "{listing}");
+    for stray in ["README", "CONTRIBUTING", "guide", "unterminated"] {
+        assert!(!listing.contains(&format!("- {stray}:")), "{listing}");
+        assert!(!err.contains(&format!("{stray}.md")), "{err}");
+    }
+    assert!(
+        err.contains(&format!(
+            "agent definition {} ignored",
+            agents.join("collection/bad.md").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "agent definition {} ignored",
+            agents.join("notes.md").display()
+        )),
+        "{err}"
+    );
+}
+
+/// Found by review: the walk of an agents directory stopped at 1,000 files and at 8 levels
+/// of subfolders without a word (only the bound on entries was said). Both are said now,
+/// naming the directory (and the folder not searched).
+#[test]
+fn the_agents_walk_says_what_its_file_and_depth_bounds_left_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(dir.path()).unwrap();
+    let agents = project.join(".claude/agents");
+    for i in 0..1001 {
+        write(
+            &agents,
+            &format!("many/a{i:04}.md"),
+            &definition(&format!("a{i:04}")),
+        );
+    }
+    let deep = "d1/d2/d3/d4/d5/d6/d7/d8/d9";
+    write(&agents, &format!("{deep}/deep.md"), &definition("deep"));
+    trust(&project);
+    let (_, err) = listing_and_stderr(&project);
+    assert!(
+        err.contains(&format!(
+            "{} was not read whole: it stopped after 1000 markdown files",
+            agents.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{} is more than 8 folders deep",
+            agents.join(deep).display()
+        )),
+        "{err}"
+    );
+}
+
+/// Found by review: a hidden definition at the top level of an agents directory
+/// (`.draft.md`) was read before subfolders were, and was then skipped without a word.
+/// Hidden files are read, at the top level and below, as Claude Code reads them; hidden
+/// folders are not searched.
+#[test]
+fn hidden_definition_files_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(dir.path()).unwrap();
+    let agents = project.join(".claude/agents");
+    write(&agents, ".draft.md", &definition("draft"));
+    write(&agents, "team/.nested.md", &definition("nested"));
+    write(&agents, ".git/hidden.md", &definition("ingit"));
+    trust(&project);
+    let (listing, err) = listing_and_stderr(&project);
+    assert!(
+        listing.contains("- draft: the draft agent"),
+        "{listing}\n{err}"
+    );
+    assert!(
+        listing.contains("- nested: the nested agent"),
+        "{listing}\n{err}"
+    );
+    assert!(!listing.contains("ingit"), "{listing}");
+}

@@ -389,25 +389,24 @@ fn search_roots(ctx: &ToolUseContext, managed: &Path) -> Vec<Root> {
     roots
 }
 
-/// Most levels of subdirectories of a commands directory searched for command files.
-pub const MAX_COMMAND_DEPTH: usize = 8;
-/// Most command files taken from one commands directory.
-pub const MAX_COMMAND_FILES: usize = 1000;
-/// Most directory entries read from one commands directory and its subdirectories, of
+/// Most levels of subdirectories of a folder searched by [`markdown_files`].
+const MAX_MARKDOWN_DEPTH: usize = 8;
+/// Most markdown files [`markdown_files`] takes from one folder and its subfolders.
+const MAX_MARKDOWN_FILES: usize = 1000;
+/// Most directory entries [`markdown_files`] reads from one folder and its subfolders, of
 /// every kind (files, directories, links, hidden ones): the walk runs on every listing and
 /// every Skill call, and a cloned repository decides what is in it.
-pub const MAX_COMMAND_ENTRIES: usize = 10_000;
+const MAX_MARKDOWN_ENTRIES: usize = 10_000;
 
 /// The command files under the commands directory `root`, with their names
-/// ([`SkillKind::Command`]), in name order ([`markdown_files`]); a warning is logged when
-/// the walk stopped at [`MAX_COMMAND_ENTRIES`].
+/// ([`SkillKind::Command`]), in name order ([`markdown_files`], hidden files skipped); a
+/// warning is logged for what the walk's bounds left unread.
 fn command_files(root: &Path) -> Vec<(String, PathBuf)> {
-    let walk = markdown_files(root);
-    if walk.stopped {
+    let walk = markdown_files(root, false);
+    for unread in walk.unread() {
         tracing::warn!(
             dir = %root.display(),
-            "skill: stopped reading the commands directory after {MAX_COMMAND_ENTRIES} entries: \
-             command files past them are not found"
+            "skill: the commands directory was not read whole: {unread}; command files there are not found"
         );
     }
     walk.found
@@ -420,19 +419,53 @@ pub struct MarkdownFiles {
     /// by `:`, then its own without `.md` (`frontend/component.md` is
     /// `frontend:component`); in the order of their paths.
     pub found: Vec<(String, PathBuf)>,
-    /// Whether the walk left entries unread for want of [`MAX_COMMAND_ENTRIES`].
+    /// Whether the walk left entries unread for want of its bound on directory entries
+    /// (10,000).
     pub stopped: bool,
+    /// Whether the walk stopped at its bound on files (1,000) with more `.md` files to take.
+    pub too_many_files: bool,
+    /// The directories not searched because they are deeper than the walk goes (8 levels
+    /// of subdirectories).
+    pub too_deep: Vec<PathBuf>,
     /// The links to directories met, which were not followed.
     pub linked_dirs: Vec<PathBuf>,
-    /// How many more directory entries may be read ([`MAX_COMMAND_ENTRIES`]).
+    /// How many more directory entries may be read (`MAX_MARKDOWN_ENTRIES`).
     entries_left: usize,
 }
 
+impl MarkdownFiles {
+    /// What the walk's bounds left unread, each said in a few words (`after 10000 directory
+    /// entries`, `after 1000 markdown files`, `<dir> is more than 8 folders deep`): empty
+    /// when the whole tree was read (links to directories aside, [`Self::linked_dirs`]).
+    pub fn unread(&self) -> Vec<String> {
+        let mut unread = Vec::new();
+        if self.stopped {
+            unread.push(format!(
+                "it stopped after {MAX_MARKDOWN_ENTRIES} directory entries"
+            ));
+        }
+        if self.too_many_files {
+            unread.push(format!(
+                "it stopped after {MAX_MARKDOWN_FILES} markdown files"
+            ));
+        }
+        unread.extend(self.too_deep.iter().map(|dir| {
+            format!(
+                "{} is more than {MAX_MARKDOWN_DEPTH} folders deep",
+                dir.display()
+            )
+        }));
+        unread
+    }
+}
+
 /// The `<name>.md` files under `root` and its subdirectories, as a commands directory's
-/// are found (the binary reads agent definitions directories the same way): at most
-/// [`MAX_COMMAND_DEPTH`] levels deep, at most [`MAX_COMMAND_FILES`], in the order of their
+/// are found (the binary reads agent definitions directories the same way): at most 8
+/// levels of subdirectories deep, at most 1,000 files, in the order of their
 /// paths (each directory's entries in byte order of their names, a subdirectory's files
-/// in its place). Hidden entries and names that are not UTF-8 are skipped.
+/// in its place). Hidden directories and names that are not UTF-8 are skipped; hidden
+/// files too unless `hidden_files` (an agents directory's: Claude Code reads them, and
+/// Toolwright did before its subfolders were read).
 ///
 /// A link to a directory is not followed (a link to `.` would otherwise find every file
 /// again under each path through it, and a few of them make the walk take seconds): only
@@ -440,24 +473,28 @@ pub struct MarkdownFiles {
 /// [`MarkdownFiles::linked_dirs`]. A `.md` file that is a link is taken as any other (and
 /// judged when read: for a command, [`project_skill_link_outside`], [`denied_skill_file`]).
 ///
-/// At most [`MAX_COMMAND_ENTRIES`] directory entries are read in all: the files among
+/// At most 10,000 directory entries are read in all: the files among
 /// those read are found, and a directory reached after that is not read (which of a
 /// directory's entries are read first when it alone holds more is the file system's
-/// order); [`MarkdownFiles::stopped`] says so.
-pub fn markdown_files(root: &Path) -> MarkdownFiles {
+/// order). What a bound left unread is in [`MarkdownFiles::stopped`],
+/// [`MarkdownFiles::too_many_files`] and [`MarkdownFiles::too_deep`]
+/// ([`MarkdownFiles::unread`] says it).
+pub fn markdown_files(root: &Path, hidden_files: bool) -> MarkdownFiles {
     let mut walk = MarkdownFiles {
-        entries_left: MAX_COMMAND_ENTRIES,
+        entries_left: MAX_MARKDOWN_ENTRIES,
         ..MarkdownFiles::default()
     };
-    walk_commands(root, &mut Vec::new(), &mut walk);
+    walk_markdown(root, &mut Vec::new(), hidden_files, &mut walk);
     walk
 }
 
 /// [`markdown_files`] of `dir`, whose subdirectory names from the walk's root are `prefix`.
-fn walk_commands(dir: &Path, prefix: &mut Vec<String>, walk: &mut MarkdownFiles) {
-    if prefix.len() > MAX_COMMAND_DEPTH {
-        return;
-    }
+fn walk_markdown(
+    dir: &Path,
+    prefix: &mut Vec<String>,
+    hidden_files: bool,
+    walk: &mut MarkdownFiles,
+) {
     if walk.entries_left == 0 {
         walk.stopped = true;
         return;
@@ -476,29 +513,42 @@ fn walk_commands(dir: &Path, prefix: &mut Vec<String>, walk: &mut MarkdownFiles)
     }
     entries.sort_by_key(std::fs::DirEntry::file_name);
     for entry in entries {
-        if walk.found.len() >= MAX_COMMAND_FILES {
+        if walk.too_many_files {
             return;
         }
         let file_name = entry.file_name();
         let Some(name) = file_name.to_str() else {
             continue;
         };
-        if name.starts_with('.') {
-            continue;
-        }
+        let hidden = name.starts_with('.');
         let path = entry.path();
         // The entry itself, not what a link names.
         let kind = entry.file_type().ok();
         if kind.is_some_and(|k| k.is_dir()) {
+            if hidden {
+                continue;
+            }
+            if prefix.len() >= MAX_MARKDOWN_DEPTH {
+                walk.too_deep.push(path);
+                continue;
+            }
             prefix.push(name.to_owned());
-            walk_commands(&path, prefix, walk);
+            walk_markdown(&path, prefix, hidden_files, walk);
             prefix.pop();
+        } else if hidden && !hidden_files {
+            continue;
         } else if kind.is_some_and(|k| k.is_symlink()) && path.is_dir() {
             // A link to a directory: not followed.
-            walk.linked_dirs.push(path);
+            if !hidden {
+                walk.linked_dirs.push(path);
+            }
         } else if let Some(stem) = name.strip_suffix(".md")
             && !stem.is_empty()
         {
+            if walk.found.len() >= MAX_MARKDOWN_FILES {
+                walk.too_many_files = true;
+                return;
+            }
             let mut command: String = prefix.iter().map(|p| format!("{p}:")).collect();
             command.push_str(stem);
             walk.found.push((command, path));
@@ -1257,7 +1307,7 @@ mod tests {
         );
     }
 
-    /// The walk of a commands directory reads at most `MAX_COMMAND_ENTRIES` entries, of
+    /// The walk of a commands directory reads at most `MAX_MARKDOWN_ENTRIES` entries, of
     /// every kind (here files that are no command files): what was read up to then is used
     /// (`z.md`, read with the top directory), and a directory reached after that is not
     /// read (`b/late.md` is not found).
@@ -1267,7 +1317,7 @@ mod tests {
         let root = tmp.path().join("commands");
         let filler = root.join("a");
         std::fs::create_dir_all(&filler).unwrap();
-        for i in 0..MAX_COMMAND_ENTRIES {
+        for i in 0..MAX_MARKDOWN_ENTRIES {
             std::fs::write(filler.join(format!("f{i}.txt")), "").unwrap();
         }
         std::fs::create_dir_all(root.join("b")).unwrap();

@@ -44,11 +44,16 @@ pub struct JsRegex {
 }
 
 impl JsRegex {
-    /// Compiles `source` as JavaScript's `new RegExp(source)` does; the error is the one
-    /// a JavaScript engine rejects it with (`Invalid group modifier` for `(?i)bash`).
-    pub fn new(source: &str) -> Result<Self, regress::Error> {
+    /// Compiles `source` as JavaScript's `new RegExp(source)` does; the error's reason is
+    /// the one a JavaScript engine rejects it with (`Invalid group modifier` for `(?i)bash`).
+    pub fn new(source: &str) -> Result<Self, MatcherError> {
+        let rejected = |reason: &dyn fmt::Display| MatcherError {
+            pattern: source.to_owned(),
+            reason: format!("JavaScript would not compile it: {reason}"),
+        };
         let units = source.encode_utf16().map(u32::from);
-        let re = regress::Regex::from_unicode(units, regress::Flags::default())?;
+        let re = regress::Regex::from_unicode(units, regress::Flags::default())
+            .map_err(|e| rejected(&e))?;
         Ok(Self {
             source: source.to_owned(),
             re,
@@ -183,12 +188,7 @@ impl Matcher {
         }
         // Claude Code's `new RegExp(matcher)`: one JavaScript rejects (`(?i)bash`) runs no
         // hook there; here it is reported, and on guard events it refuses the calls.
-        JsRegex::new(pattern)
-            .map(Self::Regex)
-            .map_err(|e| MatcherError {
-                pattern: pattern.to_owned(),
-                reason: format!("JavaScript would not compile it: {e}"),
-            })
+        JsRegex::new(pattern).map(Self::Regex)
     }
 
     /// Whether `value` (a tool name, a SessionStart source, ...) matches. A tool's legacy

@@ -11,7 +11,8 @@ use crate::common::{Env, cmd, one};
 use serde_json::json;
 use tool_core::RuleSource;
 use tool_hooks::{
-    HookRunner, HooksConfig, Matcher, PermissionDecision, SettingsPaths, ToolCallInfo, load_hooks,
+    HookRunner, HooksConfig, JsRegex, Matcher, MatcherError, PermissionDecision, SettingsPaths,
+    ToolCallInfo, load_hooks,
 };
 
 /// Each matcher, a tool name, and what node 20 answers for
@@ -171,4 +172,14 @@ fn every_hooks_key_error_on_the_command_line_stops_the_command() {
         Vec::<String>::new()
     );
     assert_eq!(flag("{not json"), Vec::<String>::new());
+}
+
+/// Code review 2, finding 4: `JsRegex::new` answered with `regress::Error`, which put a
+/// dependency's type in this crate's API; it answers with the crate's [`MatcherError`].
+#[test]
+fn a_regex_javascript_rejects_is_this_crates_error() {
+    let e: MatcherError = JsRegex::new("(?i)bash").unwrap_err();
+    assert_eq!(e.pattern, "(?i)bash");
+    assert!(e.reason.contains("Invalid group"), "{e}");
+    assert!(JsRegex::new("B\\ash").unwrap().is_match("Bash"));
 }

@@ -31,9 +31,12 @@ pub enum Matcher {
 
 /// A regular expression read and run as JavaScript's `new RegExp(source)` (no flags) reads
 /// and runs it, by an ECMAScript engine (`regress`), Annex B included: `\a` is `a`, `[^]`
-/// is any character, `\cB` is a control character, `(?i)` is a syntax error. As in
-/// JavaScript, the pattern and the value are sequences of UTF-16 code units (`^.$` does not
-/// match an emoji, which is two of them).
+/// is any character, `\cB` is a control character, `\u{41}` is `u` 41 times, `(?i)` is a
+/// syntax error. As in JavaScript, the pattern and the value are sequences of UTF-16 code
+/// units (`^.$` does not match an emoji, which is two of them; `\uD83D\uDE00` does).
+/// **Decision**: ES2025's modifier groups (`(?i:bash)`) and group names repeated in
+/// alternatives are read, as engines that implement ES2025 read them; node 20 and 22 reject
+/// them.
 ///
 /// Like JavaScript's, the engine backtracks with no step limit: a pattern that backtracks
 /// exponentially (`(a+)+$`) takes as long on a tool name as it does in Claude Code.
@@ -51,8 +54,8 @@ impl JsRegex {
             pattern: source.to_owned(),
             reason: format!("JavaScript would not compile it: {reason}"),
         };
-        let units = source.encode_utf16().map(u32::from);
-        let re = regress::Regex::from_unicode(units, regress::Flags::default())
+        let units = for_regress(source).map_err(|e| rejected(&e))?;
+        let re = regress::Regex::from_unicode(units.into_iter(), regress::Flags::default())
             .map_err(|e| rejected(&e))?;
         Ok(Self {
             source: source.to_owned(),
@@ -70,6 +73,96 @@ impl JsRegex {
         let units: Vec<u16> = value.encode_utf16().collect();
         self.re.find_from_ucs2(&units, 0).next().is_some()
     }
+}
+
+/// `source` as UTF-16 code units for regress, with what regress reads as JavaScript does
+/// only with the `u` flag rewritten to what JavaScript reads without it: `\u{41}` is an
+/// escaped `u` and a quantifier (`u{41}`), and an escaped high surrogate is a code unit of
+/// its own (regress joined `\uD83D\uDE00` into one code point, which no unit of the value
+/// equals). Group names (`(?<\u{41}>`, `\k<\u{41}>`) keep their escapes, which JavaScript
+/// reads in them always. A quantified `\b` or `\B` (`\b+`), which regress takes, is
+/// JavaScript's "Nothing to repeat".
+fn for_regress(source: &str) -> Result<Vec<u32>, &'static str> {
+    let units: Vec<u32> = source.encode_utf16().map(u32::from).collect();
+    let is = |i: usize, c: char| units.get(i) == Some(&u32::from(c));
+    let digit = |i: usize| units.get(i).is_some_and(|&u| (0x30..=0x39).contains(&u));
+    let hex4 = |i: usize| -> Option<u32> {
+        let digits = units.get(i..i + 4)?;
+        digits
+            .iter()
+            .try_fold(0, |n, &d| Some(n * 16 + char::from_u32(d)?.to_digit(16)?))
+    };
+    // `*`, `+`, `?`, `{2}`, `{2,}` or `{2,3}` at `i` (a `{` that starts none is a `{`).
+    let quantifier = |mut i: usize| {
+        if is(i, '*') || is(i, '+') || is(i, '?') {
+            return true;
+        }
+        if !is(i, '{') || !digit(i + 1) {
+            return false;
+        }
+        i += 1;
+        while digit(i) {
+            i += 1;
+        }
+        if is(i, ',') {
+            i += 1;
+            while digit(i) {
+                i += 1;
+            }
+        }
+        is(i, '}')
+    };
+    let group_name = |i: usize| {
+        is(i, '(') && is(i + 1, '?') && is(i + 2, '<') && !is(i + 3, '=') && !is(i + 3, '!')
+    };
+    // Without a named group `\k<name>` is an escaped `k` followed by `<name>` (Annex B).
+    let named_groups = (0..units.len()).any(group_name);
+    let mut out = Vec::with_capacity(units.len());
+    let (mut i, mut in_class) = (0, false);
+    while i < units.len() {
+        let in_name = !in_class
+            && (group_name(i) || (named_groups && is(i, '\\') && is(i + 1, 'k') && is(i + 2, '<')));
+        if in_name {
+            // Copied as written up to the `>` that ends the name.
+            while i < units.len() {
+                out.push(units[i]);
+                i += 1;
+                if is(i - 1, '>') {
+                    break;
+                }
+            }
+            continue;
+        }
+        if is(i, '\\') && is(i + 1, 'u') {
+            if is(i + 2, '{') {
+                out.push(u32::from('u'));
+                i += 2;
+                continue;
+            }
+            if let Some(unit @ 0xD800..=0xDBFF) = hex4(i + 2) {
+                out.push(unit);
+                i += 6;
+                continue;
+            }
+        }
+        if !in_class && is(i, '\\') && (is(i + 1, 'b') || is(i + 1, 'B')) && quantifier(i + 2) {
+            return Err("Nothing to repeat");
+        }
+        if is(i, '\\') {
+            // An escape: the next unit is not read for itself (`\\u{2}`, `\[`).
+            out.extend(units.get(i..(i + 2).min(units.len())).unwrap_or_default());
+            i += 2;
+            continue;
+        }
+        if is(i, '[') {
+            in_class = true;
+        } else if is(i, ']') {
+            in_class = false;
+        }
+        out.push(units[i]);
+        i += 1;
+    }
+    Ok(out)
 }
 
 impl fmt::Debug for JsRegex {

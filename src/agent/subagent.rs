@@ -112,6 +112,21 @@ pub enum AgentModel {
     Fable,
 }
 
+impl AgentModel {
+    /// Every model the input may name, in the order the schema lists them.
+    pub const ALL: [Self; 4] = [Self::Sonnet, Self::Opus, Self::Haiku, Self::Fable];
+
+    /// The name the input gives it (`sonnet`), as the schema lists it and serde reads it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sonnet => "sonnet",
+            Self::Opus => "opus",
+            Self::Haiku => "haiku",
+            Self::Fable => "fable",
+        }
+    }
+}
+
 impl JsonSchema for AgentModel {
     fn schema_name() -> Cow<'static, str> {
         "AgentModel".into()
@@ -122,7 +137,8 @@ impl JsonSchema for AgentModel {
     }
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({"type": "string", "enum": ["sonnet", "opus", "haiku", "fable"]})
+        let names = Self::ALL.map(Self::as_str);
+        schemars::json_schema!({"type": "string", "enum": names})
     }
 }
 
@@ -475,6 +491,21 @@ pub fn subagent_model_from_env() -> Option<String> {
 /// What a call refused for `fable` is told when `CLAUDE_CODE_SUBAGENT_MODEL` named it.
 const FORCED_FABLE_REFUSAL: &str = "The model `fable` has no model id here: CLAUDE_CODE_SUBAGENT_MODEL names it for every agent, and Toolwright knows no model for Claude Code's `fable` alias unless ANTHROPIC_DEFAULT_FABLE_MODEL names one. No agent was started, and none can be until one of the two variables is changed: do the task yourself, or tell the user.";
 
+/// The model id of `fable` for a sub-agent ([`resolve_fable`]); `Err` is the refusal,
+/// which, when `forced` (`CLAUDE_CODE_SUBAGENT_MODEL` named it, not the call), does not tell
+/// the model to call again with another model: that would change nothing. Validation and
+/// [`call`](Tool::call) both refuse with it, so a host that does not validate is told the
+/// same.
+fn fable_model(forced: bool) -> Result<String, String> {
+    resolve_fable().map_err(|why| {
+        if forced {
+            FORCED_FABLE_REFUSAL.to_owned()
+        } else {
+            why
+        }
+    })
+}
+
 /// The model a sub-agent asks for, as written: `forced` (`CLAUDE_CODE_SUBAGENT_MODEL`), else
 /// the call's `model`, else the definition's; `None` when its caller's applies.
 fn wanted_model<'a>(
@@ -483,10 +514,7 @@ fn wanted_model<'a>(
     definition: &'a AgentDefinition,
 ) -> Option<&'a str> {
     forced.or(match model {
-        Some(AgentModel::Sonnet) => Some("sonnet"),
-        Some(AgentModel::Opus) => Some("opus"),
-        Some(AgentModel::Haiku) => Some("haiku"),
-        Some(AgentModel::Fable) => Some("fable"),
+        Some(model) => Some(model.as_str()),
         None => definition.model.as_deref(),
     })
 }
@@ -775,15 +803,9 @@ impl TypedTool for AgentTool {
         }
         let forced = subagent_model_from_env();
         if wanted_model(forced.as_deref(), input.model, definition).is_some_and(is_fable)
-            && let Err(why) = resolve_fable()
+            && let Err(why) = fable_model(forced.is_some())
         {
-            // The variable, not the call, named it: calling again with another model would
-            // change nothing.
-            return Err(ValidationError::new(if forced.is_some() {
-                FORCED_FABLE_REFUSAL.to_owned()
-            } else {
-                why
-            }));
+            return Err(ValidationError::new(why));
         }
         if input.prompt.trim().is_empty() {
             return Err(ValidationError::new(
@@ -835,7 +857,7 @@ impl TypedTool for AgentTool {
         };
         let forced = subagent_model_from_env();
         let model = match wanted_model(forced.as_deref(), input.model, &definition) {
-            Some(m) if is_fable(m) => resolve_fable().map_err(ToolError::Message)?,
+            Some(m) if is_fable(m) => fable_model(forced.is_some()).map_err(ToolError::Message)?,
             Some(m) => resolve_model(m, &parent_model),
             None => parent_model,
         };
@@ -1345,18 +1367,26 @@ mod tests {
     fn the_model_schema_names_every_model_the_input_takes() {
         let schema = schemars::SchemaGenerator::default().into_root_schema_for::<AgentModel>();
         let names = schema.as_value()["enum"].as_array().unwrap().clone();
-        let read: Vec<AgentModel> = names
-            .iter()
-            .map(|n| serde_json::from_value(n.clone()).unwrap())
-            .collect();
+        // `as_str` matches every variant (a new one does not compile without its name), and
+        // serde reads each name as its variant: every model of `ALL` is in the schema, read
+        // as what it names.
+        assert_eq!(names.len(), AgentModel::ALL.len());
+        for (model, name) in AgentModel::ALL.into_iter().zip(&names) {
+            assert_eq!(name, model.as_str());
+            let read: AgentModel = serde_json::from_value(json!(model.as_str())).unwrap();
+            assert_eq!(read, model);
+        }
+        // And `ALL` holds every variant serde reads: its refusal of an unknown name lists
+        // them all (`expected one of `sonnet`, ...`).
+        let refusal = serde_json::from_value::<AgentModel>(json!("none-such"))
+            .unwrap_err()
+            .to_string();
+        let expected = refusal.split_once("expected one of ").unwrap().1;
+        let accepted: Vec<&str> = expected.split(", ").map(|n| n.trim_matches('`')).collect();
         assert_eq!(
-            read,
-            [
-                AgentModel::Sonnet,
-                AgentModel::Opus,
-                AgentModel::Haiku,
-                AgentModel::Fable
-            ]
+            accepted,
+            AgentModel::ALL.map(AgentModel::as_str),
+            "{refusal}"
         );
     }
 

@@ -397,3 +397,86 @@ fn hidden_definition_files_are_read() {
     );
     assert!(!listing.contains("ingit"), "{listing}");
 }
+
+/// Set in the child process of
+/// [`a_host_that_does_not_validate_gets_the_forced_fable_refusal`].
+const FABLE_CHILD: &str = "REVIEW40_FABLE_CHILD";
+
+/// Found by review: with `CLAUDE_CODE_SUBAGENT_MODEL=fable` and no model id for fable, a
+/// host that calls the Agent tool without validating its input was refused with "call
+/// Agent again with model sonnet, opus or haiku", which changes nothing while the variable
+/// is set. `call` refuses as validation does, naming the variable. The variables are the
+/// process's: the test runs itself again in a child process that has them, so no other
+/// test (nor what it starts) sees them.
+#[test]
+fn a_host_that_does_not_validate_gets_the_forced_fable_refusal() {
+    use toolwright::agent::{AgentDefinition, AgentLoop, AgentTool, LoopConfig};
+    use toolwright::core::{ProgressSender, Tool, ToolUseContext};
+
+    if std::env::var_os(FABLE_CHILD).is_none() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "review40_agent::a_host_that_does_not_validate_gets_the_forced_fable_refusal",
+                "--nocapture",
+            ])
+            .env(FABLE_CHILD, "1")
+            .env("CLAUDE_CODE_SUBAGENT_MODEL", "fable")
+            .env_remove("ANTHROPIC_DEFAULT_FABLE_MODEL")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            stderr(&out)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        return;
+    }
+    // Nothing listens there: the call is refused before any request.
+    let client = toolwright::agent::AnthropicClient::new(toolwright::agent::ClientConfig {
+        base_url: "http://127.0.0.1:9".into(),
+        api_key: Some("k".into()),
+        auth_token: None,
+        attempts: 1,
+        backoff: std::time::Duration::ZERO,
+        headers: Default::default(),
+    })
+    .unwrap();
+    let agent_loop = AgentLoop::new(
+        std::sync::Arc::new(client),
+        std::sync::Arc::new(toolwright::exec::Pipeline::allow_all()),
+        LoopConfig::new("claude-sonnet-4-5"),
+    );
+    let tool = AgentTool::new(agent_loop, vec![AgentDefinition::general_purpose()]);
+    let input = json!({"description": "d", "prompt": "p"});
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let validated = runtime
+        .block_on(Tool::validate_input(
+            &tool,
+            &input,
+            &ToolUseContext::new("/"),
+        ))
+        .unwrap_err()
+        .to_string();
+    let called = runtime
+        .block_on(Tool::call(
+            &tool,
+            input,
+            ToolUseContext::new("/"),
+            ProgressSender::none(),
+        ))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        called.contains("CLAUDE_CODE_SUBAGENT_MODEL names it"),
+        "{called}"
+    );
+    assert!(!called.contains("call Agent again"), "{called}");
+    assert_eq!(validated, called);
+}

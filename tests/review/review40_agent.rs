@@ -2,7 +2,10 @@
 //! the Messages API (`support/model_api.rs`): agent definitions in subfolders of
 //! `.claude/agents/` were ignored without a word; the Agent tool's schema told the model of
 //! an internal function (a rustdoc link from `AgentModel`'s doc comments); and
-//! `CLAUDE_CODE_SUBAGENT_MODEL` was ignored.
+//! `CLAUDE_CODE_SUBAGENT_MODEL` was ignored. Then the code review of those fixes: stray
+//! markdown in subfolders became notices or agents, the walk's file and depth bounds were
+//! silent, hidden definitions were no longer read, and a host that does not validate got
+//! the wrong `fable` refusal.
 
 use std::path::Path;
 

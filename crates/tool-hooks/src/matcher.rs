@@ -1,6 +1,11 @@
 //! Matcher groups' `matcher` strings (Claude Code's syntax) and the `if` condition seam.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::thread;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -38,12 +43,52 @@ pub enum Matcher {
 /// alternatives are read, as engines that implement ES2025 read them; node 20 and 22 reject
 /// them.
 ///
-/// Like JavaScript's, the engine backtracks with no step limit: a pattern that backtracks
-/// exponentially (`(a+)+$`) takes as long on a tool name as it does in Claude Code.
+/// Like JavaScript's, the engine backtracks with no step limit, so a search runs on a
+/// thread of its own and is given a second: one that has not ended by then counts as a
+/// match (a guard behind the matcher runs: it fails closed), and is left to end on its
+/// thread. Each value's verdict is kept (a few hundred per pattern; an overrun one for
+/// good), so a value is searched once, not at every event.
 #[derive(Clone)]
 pub struct JsRegex {
     source: String,
-    re: regress::Regex,
+    re: Arc<regress::Regex>,
+    verdicts: Arc<Verdicts>,
+}
+
+/// How long a matcher's search may run on one value before it counts as a match.
+pub(crate) const MATCH_DEADLINE: Duration = Duration::from_secs(1);
+
+/// How many values' verdicts a pattern keeps: a session meets a handful of tool names.
+const KEPT_VERDICTS: usize = 256;
+
+/// What a [`JsRegex`] knows of the values it was asked about, shared by its clones.
+#[derive(Default)]
+struct Verdicts {
+    known: Mutex<Known>,
+    /// Held while a search runs, so that a value asked for twice at once is searched once.
+    searching: Mutex<()>,
+    /// How many searches were started (for the tests).
+    started: AtomicUsize,
+}
+
+#[derive(Default)]
+struct Known {
+    /// Whether each value matched, for the values whose search ended in time.
+    ended: HashMap<Box<str>, bool>,
+    /// The values whose search overran the deadline: they count as matches, and are never
+    /// forgotten (a second search would burn another thread).
+    overran: HashSet<Box<str>>,
+    /// Those of them not yet reported ([`JsRegex::take_overrun`]).
+    unsaid: Vec<String>,
+}
+
+impl Known {
+    fn get(&self, value: &str) -> Option<bool> {
+        if self.overran.contains(value) {
+            return Some(true);
+        }
+        self.ended.get(value).copied()
+    }
 }
 
 impl JsRegex {
@@ -59,7 +104,8 @@ impl JsRegex {
             .map_err(|e| rejected(&e))?;
         Ok(Self {
             source: source.to_owned(),
-            re,
+            re: Arc::new(re),
+            verdicts: Arc::default(),
         })
     }
 
@@ -68,10 +114,82 @@ impl JsRegex {
         &self.source
     }
 
-    /// Whether the pattern matches somewhere in `value` (JavaScript's `RegExp.test`).
+    /// Whether the pattern matches somewhere in `value` (JavaScript's `RegExp.test`); `true`
+    /// when the search did not end within a second. Blocks for at most about that long,
+    /// once per value.
     pub fn is_match(&self, value: &str) -> bool {
+        if let Some(known) = self.known(value) {
+            return known;
+        }
+        let _one = self
+            .verdicts
+            .searching
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        // Another caller may have searched it while this one waited.
+        if let Some(known) = self.known(value) {
+            return known;
+        }
+        self.verdicts.started.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::sync_channel(1);
+        let re = Arc::clone(&self.re);
         let units: Vec<u16> = value.encode_utf16().collect();
-        self.re.find_from_ucs2(&units, 0).next().is_some()
+        // Not on the caller's thread (an async worker): a search past the deadline is left
+        // running there, since the engine cannot be stopped.
+        let spawned = thread::Builder::new()
+            .name("hook-matcher".to_owned())
+            .spawn(move || {
+                let _ = tx.send(re.find_from_ucs2(&units, 0).next().is_some());
+            });
+        if spawned.is_err() {
+            // No thread to be had (out of resources): a match, as an overrun is, but not
+            // kept, so that the next call searches again.
+            return true;
+        }
+        let mut known = match rx.recv_timeout(MATCH_DEADLINE) {
+            Ok(matched) => {
+                let mut known = self
+                    .verdicts
+                    .known
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                if known.ended.len() >= KEPT_VERDICTS {
+                    known.ended.clear();
+                }
+                known.ended.insert(value.into(), matched);
+                return matched;
+            }
+            // Past the deadline, or the search panicked: a match either way.
+            Err(_) => self
+                .verdicts
+                .known
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        };
+        known.overran.insert(value.into());
+        known.unsaid.push(value.to_owned());
+        true
+    }
+
+    fn known(&self, value: &str) -> Option<bool> {
+        self.verdicts
+            .known
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(value)
+    }
+
+    /// The values whose search overran [`MATCH_DEADLINE`] since the last call: each is
+    /// returned once, for the user to be told.
+    pub(crate) fn take_overrun(&self) -> Vec<String> {
+        std::mem::take(
+            &mut self
+                .verdicts
+                .known
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .unsaid,
+        )
     }
 }
 
@@ -301,6 +419,15 @@ impl Matcher {
                 .iter()
                 .any(|p| tool_core::normalize_tool_name(p) == current),
             Self::Regex(re) => any_name(&|n| re.is_match(n)),
+        }
+    }
+
+    /// The values a regular expression's search overran [`MATCH_DEADLINE`] on (counted as
+    /// matches) since the last call, each returned once, for the user to be told.
+    pub(crate) fn take_overrun(&self) -> Vec<String> {
+        match self {
+            Self::Regex(re) => re.take_overrun(),
+            Self::All | Self::Exact(_) => Vec::new(),
         }
     }
 }
@@ -677,6 +804,31 @@ mod tests {
         assert!(m.is_match(".envrc"));
         let m = Matcher::parse(Some("startup|resume")).unwrap();
         assert!(m.is_match("resume") && !m.is_match("clear"));
+    }
+
+    /// A value's verdict is kept, by the pattern's clones too: asked again, it starts no
+    /// second search. Past the cap the verdicts that ended are forgotten, an overrun one
+    /// (a match) never is.
+    #[test]
+    fn a_value_is_searched_once() {
+        let re = JsRegex::new("^Ba.h$").unwrap();
+        let copy = re.clone();
+        let started = || re.verdicts.started.load(Ordering::Relaxed);
+        assert!(re.is_match("Bash") && copy.is_match("Bash") && re.is_match("Bash"));
+        assert!(!re.is_match("Edit") && !copy.is_match("Edit"));
+        assert_eq!(started(), 2);
+        re.verdicts
+            .known
+            .lock()
+            .unwrap()
+            .overran
+            .insert("Edit".into());
+        for i in 0..=KEPT_VERDICTS {
+            assert!(!re.is_match(&format!("tool{i}")));
+        }
+        assert_eq!(started(), 3 + KEPT_VERDICTS);
+        assert!(re.is_match("Edit"), "the overrun verdict was forgotten");
+        assert_eq!(started(), 3 + KEPT_VERDICTS);
     }
 
     /// Only an absent matcher, `""` and `"*"` match everything, as in Claude Code, which

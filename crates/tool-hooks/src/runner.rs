@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use tool_core::{PermissionUpdate, ToolUseContext};
 
 use crate::config::{
-    HandlerKind, HookHandler, HooksConfig, OnFailure, TOOL_EVENTS, default_timeout,
+    HandlerKind, HookHandler, HooksConfig, MatcherGroup, OnFailure, TOOL_EVENTS, default_timeout,
 };
 use crate::matcher::{BasicRuleMatcher, IfMatch, Matcher, RuleMatcher, if_names_in_other_case};
 use crate::outcome::{
@@ -634,6 +634,12 @@ impl HookRunner {
                 (Some(_), _) => None,
             })
             .collect();
+        // A matcher whose search overran its deadline counted as a match: said once.
+        for group in inner.config.groups(event) {
+            for value in group.matcher.take_overrun() {
+                slips.push(Self::overrun_note(group, &value));
+            }
+        }
         if handlers.is_empty() {
             return (slips, false);
         }
@@ -707,6 +713,24 @@ impl HookRunner {
             tool_core::escape_hidden(tool),
         ));
         Some(r)
+    }
+
+    /// What to say, once, of `group` whose matcher's search on `value` overran
+    /// [`MATCH_DEADLINE`](crate::matcher::MATCH_DEADLINE) and counted as a match: a
+    /// non-blocking error naming the matcher and the value, under the group's first hook.
+    fn overrun_note(group: &MatcherGroup, value: &str) -> HookResult {
+        let pattern = group.pattern.as_deref().unwrap_or_default();
+        let hook = group
+            .hooks
+            .first()
+            .map_or_else(|| pattern.to_owned(), HookHandler::display_name);
+        let mut r = HookResult::new(hook);
+        r.errors.push(format!(
+            "the matcher {pattern:?} did not finish its search of `{}` within {} s: counted as a match, so its group's hooks run (the search goes on, on a thread of its own, until it ends; said once)",
+            tool_core::escape_hidden(value),
+            crate::matcher::MATCH_DEADLINE.as_secs(),
+        ));
+        r
     }
 
     /// Runs `handler` detached (`async: true`); its result waits for

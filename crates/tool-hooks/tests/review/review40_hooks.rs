@@ -198,6 +198,66 @@ fn every_hooks_key_error_on_the_command_line_stops_the_command() {
     assert_eq!(flag("{not json"), Vec::<String>::new());
 }
 
+/// Code review 2, finding 1: a matcher that backtracks exponentially (`(a+)+$`) ran with no
+/// bound, on the async worker that asked, 2 to 4 times per event: a long enough tool name
+/// stalled the process. Now a search that has not ended within the deadline counts as a
+/// match (the guard runs: it fails closed), the user is told once, naming the matcher, and
+/// the verdict is kept, so that the next call of that tool starts no second search.
+#[test]
+fn a_runaway_matcher_is_cut_off_counts_as_a_match_and_runs_once_per_name() {
+    // 23 `a`s: about 11 s for regress in a debug build on a 2-core machine, well past the
+    // 1 s deadline however fast the machine; far more would leave the abandoned search
+    // burning a core until the test binary ends.
+    let name = format!("mcp__srv__{}!", "a".repeat(23));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn({
+        let name = name.clone();
+        move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let env = Env::new();
+            let hooks = one(
+                "PreToolUse",
+                r"(a+)+$",
+                vec![cmd("echo blocked by the guard >&2; exit 2")],
+            );
+            let (config, diags) = HooksConfig::from_hooks_value(&hooks, RuleSource::UserSettings);
+            assert!(diags.is_empty(), "{diags:?}");
+            let runner = HookRunner::new(config);
+            let call = ToolCallInfo::new(name.clone(), json!({}), "toolu_01");
+            let mut said = Vec::new();
+            for _ in 0..2 {
+                let out = rt.block_on(runner.run_pre_tool_use(&call, &env.ctx()));
+                let decision = out.decision.expect("the guard did not run");
+                assert_eq!(decision.behavior, PermissionDecision::Deny);
+                said.push(
+                    out.common
+                        .errors
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>(),
+                );
+            }
+            tx.send(said).unwrap();
+        }
+    });
+    // Generous: only so that the test fails instead of hanging.
+    let said = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the matcher's search was not cut off");
+    assert!(
+        said[0].len() == 1
+            && said[0][0].contains(r#"the matcher "(a+)+$""#)
+            && said[0][0].contains(&name)
+            && said[0][0].contains("counted as a match"),
+        "{:?}",
+        said[0]
+    );
+    assert!(said[1].is_empty(), "said again: {:?}", said[1]);
+}
+
 /// Code review 2, finding 2: ES2025's modifier groups (`(?i:bash)`) and group names repeated
 /// in alternatives are read. **Decision**: node 20 and 22 reject them (Claude Code on those
 /// runs none of the group's hooks), engines that implement ES2025 read them as here; a guard

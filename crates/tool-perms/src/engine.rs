@@ -1993,8 +1993,13 @@ impl PermissionEngine {
             rules.iter().find_map(|r| {
                 let pattern = r.shell.as_ref()?;
                 let word = crate::bash::commands::glob_may_meet_rule(c, pattern, nullglob)?;
+                let what = if word.value.is_none() {
+                    "is computed (an expansion or substitution), and bash may expand it to what the rule"
+                } else {
+                    "is a glob that bash may expand to what the rule"
+                };
                 Some(format!(
-                    "the word `{}` of `{}` is a glob that bash may expand to what the rule `{}` names",
+                    "the word `{}` of `{}` {what} `{}` names",
                     word.raw,
                     c.raw_text(),
                     r.sourced.rule

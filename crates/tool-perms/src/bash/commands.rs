@@ -3604,8 +3604,14 @@ pub fn glob_may_meet_rule<'c>(
     }
     // A rule of whole words fixes where they stand; a `*` of a wildcard may stand for
     // several words, so there any glob that may be one of them counts.
+    // (`git push *`, whose only star ends it, is `git push:*`.)
     let in_order: Option<Vec<&str>> = match pattern {
-        ShellPattern::Prefix(_) | ShellPattern::Exact(_) => named
+        ShellPattern::Prefix(_)
+        | ShellPattern::Exact(_)
+        | ShellPattern::Wildcard {
+            optional_tail: true,
+            ..
+        } => named
             .iter()
             .map(|n| match n {
                 RuleWord::Whole(n) => Some(n.as_str()),
@@ -3615,11 +3621,11 @@ pub fn glob_may_meet_rule<'c>(
         ShellPattern::Wildcard { .. } => None,
     };
     let glob_anywhere = |args: &'c [Word]| {
-        args.iter().filter(|w| w.glob).find(|g| {
-            nullglob
+        args.iter().filter(|w| may_be_any(w)).find(|g| {
+            may_vanish(g, nullglob)
                 || named.iter().any(|n| match n {
                     RuleWord::Part => true,
-                    RuleWord::Whole(n) => glob_may_be(&g.raw, n),
+                    RuleWord::Whole(n) => may_be(g, n),
                 })
         })
     };
@@ -3632,7 +3638,7 @@ pub fn glob_may_meet_rule<'c>(
         seen += 1;
         if seen > MAX_DENY_READINGS {
             // More readings than are followed: any glob may be one.
-            return cmd.words.iter().find(|w| w.glob);
+            return cmd.words.iter().find(|w| may_be_any(w));
         }
         if let Some((starts, _)) = wrapped_command_starts(words) {
             todo.extend(starts.iter().filter_map(|&s| words.get(s..)));
@@ -3648,7 +3654,7 @@ pub fn glob_may_meet_rule<'c>(
             continue;
         }
         let found = match &in_order {
-            Some(rule) if words.iter().all(|w| w.value.is_some()) => {
+            Some(rule) => {
                 let exact = matches!(pattern, ShellPattern::Exact(_));
                 glob_in_rule_position(words, rule, nullglob, exact)
             }
@@ -3695,7 +3701,7 @@ fn glob_in_rule_position<'c>(
         .iter()
         .take(looked_at.saturating_add(1))
         .skip(1)
-        .position(|w| w.glob)
+        .position(|w| w.glob || (w.value.is_none() && computed_may_vanish(&w.raw)))
         .map(|g| g + 1);
     if let Some(g) = option_glob {
         starts.extend(g..words.len());
@@ -3704,8 +3710,8 @@ fn glob_in_rule_position<'c>(
         let rest = words.get(s..)?;
         for (at, w) in rest.iter().enumerate().take(rule.len()) {
             let named = rule[at];
-            if w.glob {
-                return (nullglob || glob_may_be(&w.raw, named)).then_some(w);
+            if may_be_any(w) {
+                return (may_vanish(w, nullglob) || may_be(w, named)).then_some(w);
             }
             let value = w.value.as_deref()?;
             if value.contains([' ', '\t']) {
@@ -3725,17 +3731,156 @@ fn glob_in_rule_position<'c>(
         if let Some(g) = option_glob.filter(|&g| g < s) {
             return Some(&words[g]);
         }
+        // A computed command name may be the program (`$x push`).
+        if words[0].value.is_none() {
+            return Some(&words[0]);
+        }
         let after = &rest[rule.len()..];
-        (exact && nullglob && !after.is_empty() && after.iter().all(|w| w.glob)).then(|| &after[0])
+        (exact && !after.is_empty() && after.iter().all(|w| may_vanish(w, nullglob)))
+            .then(|| &after[0])
     })
 }
 
-/// The first glob of `words` that may be any of `rule`'s words, or any glob with `nullglob`.
+/// The first glob or computed word of `words` that may be any of `rule`'s words, or may
+/// vanish.
 fn glob_anywhere_of<'c>(words: &'c [Word], rule: &[&str], nullglob: bool) -> Option<&'c Word> {
     words
         .iter()
-        .filter(|w| w.glob)
-        .find(|g| nullglob || rule.iter().any(|n| glob_may_be(&g.raw, n)))
+        .filter(|w| may_be_any(w))
+        .find(|g| may_vanish(g, nullglob) || rule.iter().any(|n| may_be(g, n)))
+}
+
+/// Whether bash may expand `w` to a word not written: an unquoted glob, or a computed word
+/// (a parameter expansion, a command or arithmetic substitution, a brace list), whose value
+/// is not known here and may be any word (`npm $(echo publish)`, `npm publis${x:-h}`).
+fn may_be_any(w: &Word) -> bool {
+    w.glob || w.value.is_none()
+}
+
+/// For a word that [`may_be_any`]: whether it may be `word`. A computed word may be
+/// anything, but one whose expansions are all double-quoted is one word with its literal
+/// text around them (`--git-dir="$D"` is never `push`).
+fn may_be(w: &Word, word: &str) -> bool {
+    if w.value.is_some() {
+        return glob_may_be(&w.raw, word);
+    }
+    if computed_may_vanish(&w.raw) {
+        return true;
+    }
+    quoted_expansions_as_stars(&w.raw).is_none_or(|pattern| glob_may_be(&pattern, word))
+}
+
+/// The computed word `raw`, whose expansions are all inside double quotes, as a glob that
+/// its values match: each expansion (`$x`, `${…}`, `$(…)`, `$((…))`, a backquoted command)
+/// a `*`, the quoted text around them escaped, the unquoted text as written. `None` when
+/// that is not worked out here.
+fn quoted_expansions_as_stars(raw: &str) -> Option<String> {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                out.push(c);
+                out.push(chars.next()?);
+            }
+            '\'' => loop {
+                match chars.next()? {
+                    '\'' => break,
+                    d => {
+                        out.push('\\');
+                        out.push(d);
+                    }
+                }
+            },
+            '"' => loop {
+                match chars.next()? {
+                    '"' => break,
+                    '\\' => {
+                        out.push('\\');
+                        out.push(chars.next()?);
+                    }
+                    '`' => {
+                        while chars.next()? != '`' {}
+                        out.push('*');
+                    }
+                    '$' => {
+                        match chars.next()? {
+                            open @ ('{' | '(') => {
+                                let close = if open == '{' { '}' } else { ')' };
+                                let mut depth = 1usize;
+                                while depth > 0 {
+                                    match chars.next()? {
+                                        // (Quotes inside are not followed: given up.)
+                                        '"' | '\'' | '`' | '\\' => return None,
+                                        d if d == open => depth += 1,
+                                        d if d == close => depth -= 1,
+                                        _ => {}
+                                    }
+                                }
+                            }
+                            d if d.is_ascii_alphabetic() || d == '_' => {
+                                while chars
+                                    .peek()
+                                    .is_some_and(|d| d.is_ascii_alphanumeric() || *d == '_')
+                                {
+                                    chars.next();
+                                }
+                            }
+                            d if d.is_ascii_digit() || "?#$!*-".contains(d) => {}
+                            _ => return None,
+                        }
+                        out.push('*');
+                    }
+                    d => {
+                        out.push('\\');
+                        out.push(d);
+                    }
+                }
+            },
+            '$' | '`' => return None,
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+/// For a word that [`may_be_any`]: whether it may expand to no word at all, so that the words
+/// after it move up: a glob with `nullglob`, a computed word that [`computed_may_vanish`].
+fn may_vanish(w: &Word, nullglob: bool) -> bool {
+    match w.value {
+        None => computed_may_vanish(&w.raw),
+        Some(_) => w.glob && nullglob,
+    }
+}
+
+/// Whether the computed word written `raw` may expand to no word or to several: when an
+/// expansion, substitution or brace list in it is unquoted (`$x`, `$(true)`, `{,}`), or it
+/// may expand an array's or the parameters' elements (`"$@"`, `"${a[@]}"`). A word that
+/// is one double-quoted expansion (`"$x"`) stays one word, empty or not.
+fn computed_may_vanish(raw: &str) -> bool {
+    if raw.contains('@') {
+        return true;
+    }
+    let mut chars = raw.chars();
+    let mut double = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '\'' if !double => {
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                }
+            }
+            '"' => double = !double,
+            '$' | '`' | '{' | '~' if !double => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Whether the word `raw`, holding an unquoted glob, may expand to the word `word` (bash's

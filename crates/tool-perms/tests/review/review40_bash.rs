@@ -78,6 +78,20 @@ impl FakeGit {
         Self { fx, dir, bin, args }
     }
 
+    /// Puts a fake `name` first on `PATH` too, which writes `name` and its arguments to the
+    /// same file as git's (a line a call).
+    fn fake(&self, name: &str) -> &Self {
+        let path = self.bin.join(name);
+        std::fs::write(
+            &path,
+            format!("#!/bin/sh\necho \"{name} $*\" >> \"$ARGS\"\n"),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        self
+    }
+
     /// Makes the empty files `names` in the directory bash runs in.
     fn files(&self, names: &[&str]) -> &Self {
         for n in names {
@@ -495,4 +509,127 @@ async fn time_and_coproc_take_a_bang_and_assignments() {
     run_table_in(&git.fx, cases).await;
     assert!(hook_if_runs(&git.fx, PUSH, "time ! git push"));
     assert!(hook_if_runs(&git.fx, PUSH, "coproc X=1 git push"));
+}
+
+/// Found by the second review: a computed word (a parameter expansion, a command or
+/// arithmetic substitution) may be the word a deny or ask rule names, as an unquoted glob
+/// may, and an unquoted one may vanish: `npm $(echo publish)`, `npm publis${x:-h}` and
+/// `kubectl ${v:-delete} pod p` were allowed by `Bash(npm:*)`/`Bash(kubectl:*)` past the deny
+/// of the subcommand, and `git push $x` or `git push "$@"` (both run `git push`) past an
+/// exact `Bash(git push)`; in bypass mode `rm ${o:--rf} x` past `Bash(rm -rf:*)`. Such a word
+/// where the rule's word stands now asks as the glob does, in bypass mode too; one where no
+/// rule's word can stand stays allowed.
+#[tokio::test]
+async fn a_computed_word_where_the_rule_word_stands_asks() {
+    let git = FakeGit::new();
+    git.fake("npm").fake("kubectl").fake("cargo").fake("rm");
+    for (command, ran) in [
+        ("npm $(echo publish)", "npm publish\n"),
+        ("npm publis${x:-h}", "npm publish\n"),
+        ("npm pub${x}lish", "npm publish\n"),
+        ("kubectl ${v:-delete} pod p", "kubectl delete pod p\n"),
+        ("cargo `echo publish`", "cargo publish\n"),
+        ("git push $x", "push\n"),
+        ("git push \"$@\"", "push\n"),
+        ("git push $(true)", "push\n"),
+        ("git push `true`", "push\n"),
+        ("git push ${x:0:0}", "push\n"),
+        ("rm ${o:--rf} x", "rm -rf x\n"),
+    ] {
+        assert_eq!(git.args(command), ran, "{command}");
+    }
+    let npm = [
+        "Bash(npm publish:*)",
+        "Bash(kubectl delete:*)",
+        "Bash(cargo publish:*)",
+    ];
+    let programs = ["Bash(npm:*)", "Bash(kubectl:*)", "Bash(cargo:*)"];
+    let exact = "Bash(git push)";
+    let mut cases = Vec::new();
+    for command in [
+        "npm $(echo publish)",
+        "npm publis${x:-h}",
+        "npm pub${x}lish",
+        "kubectl ${v:-delete} pod p",
+        "cargo ${x:-publish}",
+        "cargo `echo publish`",
+        "npm $((1)) publish",
+    ] {
+        cases.push(case("ask", "Bash", command).allow(&programs).deny(&npm));
+        cases.push(
+            case("ask", "Bash", command)
+                .mode("bypassPermissions")
+                .deny(&npm),
+        );
+    }
+    for command in [
+        "git push $x",
+        "git push \"$@\"",
+        "git push $(true)",
+        "git push `true`",
+        "git push ${x:0:0}",
+        "git push \"${a[@]}\"",
+        "git $x push",
+    ] {
+        cases.extend(both_modes("ask", exact, command, &[]));
+    }
+    cases.extend(both_modes("ask", PUSH, "git $(echo push)", &[]));
+    cases.extend(both_modes("ask", PUSH, "git pu${x}sh origin", &[]));
+    cases.push(bypass("ask", "Bash(rm -rf:*)", "rm ${o:--rf} x"));
+    // Where no rule's word can stand, a computed word changes nothing.
+    for command in [
+        "npm run $script",
+        "npm test -- \"$@\"",
+        "kubectl get pod \"$name\"",
+        "cargo build --target \"$t\"",
+    ] {
+        cases.push(case("allow", "Bash", command).allow(&programs).deny(&npm));
+        cases.push(
+            case("allow", "Bash", command)
+                .mode("bypassPermissions")
+                .deny(&npm),
+        );
+    }
+    // (In default mode a computed word that may be a path asks for that reason.)
+    for command in [
+        "git log $REF",
+        "git log \"$REF\" -- src",
+        "git diff \"$base\"..HEAD",
+        "git show HEAD:$f",
+    ] {
+        cases.push(bypass("allow", PUSH, command));
+    }
+    for command in [
+        "git commit -m \"$(printf 'a\\nb')\"",
+        "git -C \"$dir\" status",
+        "git log -n \"$n\"",
+    ] {
+        cases.extend(both_modes("allow", PUSH, command, &[]));
+    }
+    // A rule whose only star ends it is read as the prefix rule it is.
+    let star = "Bash(git push *)";
+    for command in [
+        "git commit -m \"$(cat msg)\"",
+        "git log $REF",
+        "git -C \"$dir\" status",
+    ] {
+        cases.push(bypass("allow", star, command));
+    }
+    cases.extend(both_modes(
+        "allow",
+        star,
+        "git commit -m \"$(printf 'a\\nb')\"",
+        &[],
+    ));
+    cases.extend(both_modes("ask", star, "git $(echo push)", &[]));
+    cases.extend(both_modes("ask", star, "git pu${x}sh", &[]));
+    for command in ["git push origin $branch", "git push \"$remote\""] {
+        cases.extend(both_modes("allow", exact, command, &[]));
+    }
+    // (`"$f"` may be `-rf`, as `*` may: GNU rm takes options after operands too.)
+    cases.push(bypass("ask", "Bash(rm -rf:*)", "rm \"$f\""));
+    cases.push(bypass("ask", "Bash(rm -rf:*)", "rm -f x \"$f\""));
+    cases.push(bypass("allow", "Bash(rm -rf:*)", "rm -f x.tmp"));
+    run_table_in(&git.fx, cases).await;
+    assert!(hook_if_runs(&git.fx, exact, "git push $x"));
 }

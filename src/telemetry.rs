@@ -19,20 +19,21 @@
 //! - `OTEL_SDK_DISABLED=true` and `OTEL_{TRACES,METRICS,LOGS}_EXPORTER=none` turn export off.
 //!
 //! The headers are those of `OTEL_EXPORTER_OTLP_HEADERS` and of the signal's own
-//! `OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_HEADERS` together, the signal's value winning
-//! per key, as Claude Code merges them. The SDK reads the batch settings. The resource is read
+//! `OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_HEADERS` together, the signal's value winning per key,
+//! as Claude Code merges them. Log records and spans are exported every `OTEL_LOGS_EXPORT_INTERVAL`
+//! and `OTEL_TRACES_EXPORT_INTERVAL` ms, Claude Code's variables (5 s unless they say otherwise, as
+//! there; [`SignalPlan::interval`]); the SDK reads the other batch settings. The resource is read
 //! here as the OpenTelemetry specification has it: `OTEL_RESOURCE_ATTRIBUTES` with its values
-//! %-decoded, `OTEL_SERVICE_NAME` over a `service.name` among them, `toolwright` when neither
-//! names the service. What this build cannot follow is said on stderr once, naming the
-//! variable and what is done instead, never silently replaced: a protocol other than
-//! `http/protobuf` (`grpc`, `http/json`), an exporter other than `otlp` and `none`, a header
-//! entry the SDK would drop (`KEY: VALUE` for `KEY=VALUE`, a bad name, a value with a line
-//! break; the key is named, a value never shown), a resource attribute entry without `=` or
-//! key (named by its place), a compression other than `gzip` and `none`, a timeout that is not
-//! a number of milliseconds, an endpoint that is not an `http`/`https` URL (that signal is not
-//! exported). An endpoint is shown with its user information, query and fragment redacted
-//! (`http://redacted@host/v1/traces?redacted`, [`tool_core::redact_url`]), wherever it is
-//! shown.
+//! %-decoded, `OTEL_SERVICE_NAME` over a `service.name` among them, `toolwright` when neither names
+//! the service. What this build cannot follow is said on stderr once, naming the variable and what
+//! is done instead, never silently replaced: a protocol other than `http/protobuf` (`grpc`,
+//! `http/json`), an exporter other than `otlp` and `none`, a header entry the SDK would drop (`KEY:
+//! VALUE` for `KEY=VALUE`, a bad name, a value with a line break; the key is named, a value never
+//! shown), a resource attribute entry without `=` or key (named by its place), a compression other
+//! than `gzip` and `none`, a timeout or an export interval that is not a number of milliseconds, an
+//! endpoint that is not an `http`/`https` URL (that signal is not exported). An endpoint is shown
+//! with its user information, query and fragment redacted
+//! (`http://redacted@host/v1/traces?redacted`, [`tool_core::redact_url`]), wherever it is shown.
 //!
 //! Only Toolwright's own targets are exported (never the MCP library's events and spans), and
 //! of them only `INFO` and above: the spans and the decision/result events. `DEBUG` events (a
@@ -86,6 +87,9 @@ const HTTP_PROTOBUF: &str = "http/protobuf";
 
 /// How long one export may take when no `OTEL_EXPORTER_OTLP_[SIGNAL_]TIMEOUT` is set.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Claude Code's interval between exports of log records and of spans.
+const EXPORT_INTERVAL: Duration = Duration::from_secs(5);
 
 /// One of the three OpenTelemetry signals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,6 +157,11 @@ pub struct SignalPlan {
     pub timeout: Duration,
     /// Whether requests are gzip-compressed.
     pub gzip: bool,
+    /// How often the batch processor exports, when the plan sets it (Claude Code's
+    /// `OTEL_{TRACES,LOGS}_EXPORT_INTERVAL`, or its default for logs); `None` leaves it to
+    /// the SDK and its variables (`OTEL_BSP_SCHEDULE_DELAY`, `OTEL_BLRP_SCHEDULE_DELAY`,
+    /// `OTEL_METRIC_EXPORT_INTERVAL`).
+    pub interval: Option<Duration>,
 }
 
 /// What the standard `OTEL_*` variables ask to export, and what about them is said on
@@ -211,11 +220,13 @@ impl ExportPlan {
             plan.check_headers(signal, &env);
             let gzip = plan.compression(signal, &set);
             let timeout = plan.timeout(signal, &set);
+            let interval = plan.interval(signal, &set);
             plan.signals.push(SignalPlan {
                 signal,
                 endpoint: url,
                 timeout,
                 gzip,
+                interval,
             });
         }
         for (said, whats) in bad_endpoints {
@@ -377,6 +388,40 @@ impl ExportPlan {
             ));
         }
         timeout
+    }
+
+    /// How often `signal` is exported, as Claude Code reads its variables (milliseconds):
+    /// `OTEL_LOGS_EXPORT_INTERVAL` (default 5 s, not the SDK's 1 s, unless the SDK's own
+    /// `OTEL_BLRP_SCHEDULE_DELAY` is set) and `OTEL_TRACES_EXPORT_INTERVAL` (else the SDK's
+    /// `OTEL_BSP_SCHEDULE_DELAY`, 5 s as Claude Code's); metrics are the SDK's
+    /// `OTEL_METRIC_EXPORT_INTERVAL` (60 s, as Claude Code's). A value that is no such number
+    /// is said, and the default used.
+    fn interval(
+        &mut self,
+        signal: Signal,
+        set: &impl Fn(&str) -> Option<String>,
+    ) -> Option<Duration> {
+        let (var, sdk_var) = match signal {
+            Signal::Traces => ("OTEL_TRACES_EXPORT_INTERVAL", "OTEL_BSP_SCHEDULE_DELAY"),
+            Signal::Logs => ("OTEL_LOGS_EXPORT_INTERVAL", "OTEL_BLRP_SCHEDULE_DELAY"),
+            Signal::Metrics => return None,
+        };
+        let Some(value) = set(var) else {
+            return (signal == Signal::Logs && set(sdk_var).is_none()).then_some(EXPORT_INTERVAL);
+        };
+        match value.trim().parse::<u64>() {
+            Ok(ms) if ms > 0 => Some(Duration::from_millis(ms)),
+            _ => {
+                self.notice(format!(
+                    "{var}={} is not a number of milliseconds above 0; {} are exported every \
+                     {} s",
+                    tool_core::escape_hidden(value.trim()),
+                    signal.what(),
+                    seconds(EXPORT_INTERVAL)
+                ));
+                Some(EXPORT_INTERVAL)
+            }
+        }
     }
 }
 
@@ -1333,6 +1378,9 @@ mod otlp {
                 if std::env::var_os("OTEL_BSP_MAX_QUEUE_SIZE").is_none_or(|v| v.is_empty()) {
                     config = config.with_max_queue_size(QUEUE_SIZE);
                 }
+                if let Some(interval) = signal.interval {
+                    config = config.with_scheduled_delay(interval);
+                }
                 let batches = opentelemetry_sdk::trace::BatchSpanProcessor::builder(Reporting {
                     inner: spans,
                     channel,
@@ -1378,6 +1426,10 @@ mod otlp {
                 let logs = configured!(LogExporter::builder(), signal, client)
                     .build()
                     .map_err(|e| built(Signal::Logs, e))?;
+                let mut config = opentelemetry_sdk::logs::BatchConfigBuilder::default();
+                if let Some(interval) = signal.interval {
+                    config = config.with_scheduled_delay(interval);
+                }
                 Some(
                     SdkLoggerProvider::builder()
                         .with_resource(resource())
@@ -1387,6 +1439,7 @@ mod otlp {
                                 channel,
                                 counts: Arc::default(),
                             })
+                            .with_batch_config(config.build())
                             .build(),
                         )
                         .build(),
@@ -1732,6 +1785,58 @@ mod tests {
         ]);
         assert_eq!(own.signals[0].timeout, Duration::from_millis(700));
         assert_eq!(own.signals[1].timeout, Duration::from_secs(2));
+    }
+
+    #[test]
+    fn the_export_intervals_are_claude_codes() {
+        let url = "http://127.0.0.1:4318";
+        let logs = ("OTEL_LOGS_EXPORTER", "otlp");
+        let intervals = |vars: &[(&str, &str)]| {
+            let mut all = vec![ON, (ENDPOINT, url), logs];
+            all.extend_from_slice(vars);
+            let plan = plan(&all);
+            let of = |signal| {
+                plan.signals
+                    .iter()
+                    .find(|s| s.signal == signal)
+                    .unwrap()
+                    .interval
+            };
+            (
+                [of(Signal::Traces), of(Signal::Metrics), of(Signal::Logs)],
+                plan.notices,
+            )
+        };
+        let ms = |ms| Some(Duration::from_millis(ms));
+        // Claude Code's default for logs; the SDK's for spans (5 s too) and metrics.
+        assert_eq!(intervals(&[]), ([None, None, ms(5000)], vec![]));
+        assert_eq!(
+            intervals(&[
+                ("OTEL_LOGS_EXPORT_INTERVAL", "60000"),
+                ("OTEL_TRACES_EXPORT_INTERVAL", " 250 "),
+                ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+            ]),
+            ([ms(250), None, ms(60000)], vec![])
+        );
+        // The SDK's own variable for logs is left to it when Claude Code's is not set.
+        assert_eq!(
+            intervals(&[("OTEL_BLRP_SCHEDULE_DELAY", "2000")]).0,
+            [None, None, None]
+        );
+        let (bad, notices) = intervals(&[
+            ("OTEL_LOGS_EXPORT_INTERVAL", "5s"),
+            ("OTEL_TRACES_EXPORT_INTERVAL", "0"),
+        ]);
+        assert_eq!(bad, [ms(5000), None, ms(5000)]);
+        assert_eq!(
+            notices,
+            [
+                "OTEL_TRACES_EXPORT_INTERVAL=0 is not a number of milliseconds above 0; spans \
+                 are exported every 5 s",
+                "OTEL_LOGS_EXPORT_INTERVAL=5s is not a number of milliseconds above 0; log \
+                 records are exported every 5 s",
+            ]
+        );
     }
 
     #[test]

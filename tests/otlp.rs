@@ -1614,3 +1614,100 @@ fn a_signals_own_headers_add_to_the_generic_ones() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("telemetry"), "{stderr}");
 }
+
+/// `OTEL_LOGS_EXPORT_INTERVAL` and `OTEL_TRACES_EXPORT_INTERVAL` (Claude Code's, in ms) set
+/// how often log records and spans are exported, over the SDK's own variables: with a minute,
+/// a `serve` session that pauses after its first call (well past the SDK's 1 s for logs and
+/// the `OTEL_BSP_SCHEDULE_DELAY` given) has exported nothing while it runs, and everything in
+/// one request of each at exit (found by review 40: logs went out every second whatever the
+/// variable said).
+#[test]
+fn the_export_intervals_are_claude_codes_variables() {
+    let (url, received) = collector();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = toolwright(
+        dir.path(),
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+            ("OTEL_LOGS_EXPORTER", "otlp"),
+            ("OTEL_METRICS_EXPORTER", "none"),
+            ("OTEL_LOGS_EXPORT_INTERVAL", "60000"),
+            ("OTEL_TRACES_EXPORT_INTERVAL", "60000"),
+            ("OTEL_BSP_SCHEDULE_DELAY", "200"),
+        ],
+    )
+    .args(["serve", "--cwd", dir.path().to_str().unwrap()])
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let send = |stdin: &mut std::process::ChildStdin, message: serde_json::Value| {
+        stdin.write_all(format!("{message}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    };
+    // Reads up to the answer with `id`.
+    let answered = |stdout: &mut BufReader<_>, id: u64| loop {
+        let mut line = String::new();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "serve ended early"
+        );
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if value["id"] == id {
+            return value;
+        }
+    };
+    send(
+        &mut stdin,
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "otlp-test", "version": "1"}}}),
+    );
+    answered(&mut stdout, 1);
+    send(
+        &mut stdin,
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let call = |id: u64| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "Glob", "arguments": {"pattern": "*"}}})
+    };
+    send(&mut stdin, call(2));
+    answered(&mut stdout, 2);
+    // Held past both the SDK's schedules: nothing is due for a minute.
+    std::thread::sleep(Duration::from_millis(2500));
+    let early = paths(&received);
+    send(&mut stdin, call(3));
+    answered(&mut stdout, 3);
+    drop(stdin);
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(early.is_empty(), "exported while running: {early:?}");
+    let logs = bodies(&received, "/v1/logs");
+    assert_eq!(logs.len(), 1, "{:?}", paths(&received));
+    assert_eq!(log_records(&logs).len(), 4);
+    let traces = bodies(&received, "/v1/traces");
+    assert_eq!(traces.len(), 1, "{:?}", paths(&received));
+    assert!(!stderr.contains("telemetry"), "{stderr}");
+
+    // A value that is no number of milliseconds is said, and the default used.
+    let out = run_one_read_with(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+        ("OTEL_LOGS_EXPORTER", "otlp"),
+        ("OTEL_LOGS_EXPORT_INTERVAL", "5s"),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "OTEL_LOGS_EXPORT_INTERVAL=5s is not a number of milliseconds above 0; log records \
+             are exported every 5 s"
+        ),
+        "{stderr}"
+    );
+}

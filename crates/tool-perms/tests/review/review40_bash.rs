@@ -633,3 +633,71 @@ async fn a_computed_word_where_the_rule_word_stands_asks() {
     run_table_in(&git.fx, cases).await;
     assert!(hook_if_runs(&git.fx, exact, "git push $x"));
 }
+
+/// Found by the second review: bash evaluates an array subscript in the names `test -v`,
+/// `printf -v`, `read`, `let`, `declare`, `wait -p` and the like are given, and in
+/// arithmetic (`(( ))`, `$(( ))`, `[[ -eq ]]`, an integer variable's value), and expands a
+/// value as a prompt string with `${x@P}`: a command substitution there runs, though it is
+/// quoted text to the parse (`test -v 'a[$(git push)]'` runs `git push`). Deny rules never saw
+/// it: allowed in bypass mode, and in default mode by `Bash(printf:*)` or `Bash(test:*)`. Such
+/// a line now asks where Bash deny or ask rules exist, in bypass mode too, saying why.
+#[tokio::test]
+async fn a_substitution_bash_evaluates_in_a_subscript_asks() {
+    let git = FakeGit::new();
+    let commands = [
+        "test -v 'a[$(git push)]'",
+        "[[ -v 'a[$(git push)]' ]]",
+        "printf -v 'a[$(git push)]' x",
+        "printf -v \"a[\\$(git push)]\" x",
+        "printf -v 'a[`git push`]' x",
+        "read 'a[$(git push)]' <<< x",
+        "let 'a[$(git push)]=1'",
+        "(( 'a[$(git push)]' ))",
+        "echo $(( 'a[$(git push)]' ))",
+        "[[ 'a[$(git push)]' -eq 0 ]]",
+        "x='$(git push)'; echo ${x@P}",
+        "declare -i x; x='a[$(git push)]'",
+        "sleep 0 & wait -n -p 'a[$(git push)]'",
+        "declare 'a[$(git push)]=1'",
+        "typeset 'a[$(git push)]=1'",
+    ];
+    for command in commands {
+        assert_eq!(git.args(command), "push\n", "{command}");
+    }
+    let mut cases = Vec::new();
+    for command in commands {
+        cases.extend(both_modes(
+            "ask",
+            PUSH,
+            command,
+            &[
+                "Bash(printf:*)",
+                "Bash(test:*)",
+                "Bash(read:*)",
+                "Bash(let:*)",
+            ],
+        ));
+    }
+    run_table_in(&git.fx, cases).await;
+    // The reason says what runs it, not that a command name is rebound.
+    for command in ["printf -v 'a[$(git push)]' x", "typeset 'a[$(git push)]=1'"] {
+        let got = run(&git.fx, &bypass("ask", PUSH, command)).await;
+        let PermissionResult::Ask { message, .. } = got else {
+            panic!("{command}: {got:?}");
+        };
+        assert!(message.contains("array subscript"), "{command}: {message}");
+        assert!(!message.contains("BASH_CMDS"), "{command}: {message}");
+    }
+    // Subscripts and arithmetic without a substitution, and such text that bash only
+    // prints, are judged as before.
+    let mut cases = Vec::new();
+    for command in [
+        "printf -v 'a[1]' x",
+        "test -v 'a[0]'",
+        "echo $(( 1 + 2 ))",
+        "git log --format='%h'",
+    ] {
+        cases.push(bypass("allow", PUSH, command));
+    }
+    run_table_in(&git.fx, cases).await;
+}

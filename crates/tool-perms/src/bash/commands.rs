@@ -472,6 +472,19 @@ pub fn candidates(cmd: &SimpleCommand) -> Candidates {
         for reading in past_leading_options(&spelled) {
             push(&mut c.deny, reading);
         }
+        // git runs `git push` as the program `git-push` in its exec path, and `git foo` as
+        // a `git-foo` on `PATH`: either run by its own name is git with that subcommand.
+        if let Some((first, rest)) = spelled.split_first()
+            && let Some(sub) = basename(first).strip_prefix("git-")
+            && !sub.is_empty()
+        {
+            let mut reading = format!("git {sub}");
+            for word in rest {
+                reading.push(' ');
+                reading.push_str(word);
+            }
+            push(&mut c.deny, reading);
+        }
         if let Some((starts, _)) = wrapped_command_starts(words) {
             todo.extend(starts.iter().rev().map(|&s| &words[s..]));
         }

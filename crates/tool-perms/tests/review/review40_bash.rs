@@ -701,3 +701,54 @@ async fn a_substitution_bash_evaluates_in_a_subscript_asks() {
     }
     run_table_in(&git.fx, cases).await;
 }
+
+/// Found by the second review: git runs `git push` as the program `git-push` in its exec
+/// path (and `git foo` as any `git-foo` on `PATH`), which can be run by its own name:
+/// `"$(git --exec-path)/git-push"` pushes, and was allowed past `Bash(git push:*)` in
+/// bypass mode. A program whose file name is `git-<name>` is now also read as `git <name>`
+/// by deny and ask rules.
+#[tokio::test]
+async fn a_dashed_git_program_is_git_with_that_subcommand() {
+    let fx = Fixture::new();
+    let exec = std::process::Command::new("git")
+        .arg("--exec-path")
+        .output()
+        .expect("git runs");
+    let exec = String::from_utf8(exec.stdout).unwrap().trim().to_owned();
+    let setup = "git init -q --bare r.git && git init -q w && cd w \
+        && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m i \
+        && git remote add origin ../r.git && git config push.default current";
+    let pushed = |command: &str| {
+        let _ = std::fs::remove_dir_all(fx.out.join("r.git"));
+        let _ = std::fs::remove_dir_all(fx.out.join("w"));
+        assert!(crate::common::real_bash(setup, &fx.out, &fx.home));
+        crate::common::real_bash(command, &fx.out.join("w"), &fx.home);
+        crate::common::real_bash(
+            "test -n \"$(git -C ../r.git branch)\"",
+            &fx.out.join("w"),
+            &fx.home,
+        )
+    };
+    let commands = [
+        format!("{exec}/git-push"),
+        format!("PATH={exec}:$PATH git-push"),
+        format!("{exec}/git-push origin"),
+    ];
+    assert!(!pushed("true"));
+    for command in &commands {
+        assert!(pushed(command), "{command}");
+    }
+    let mut cases = Vec::new();
+    for command in &commands {
+        cases.extend(both_modes("deny", PUSH, command, &[]));
+    }
+    cases.extend(both_modes("deny", PUSH, "git-push", &[]));
+    // (Decided only: run there, it pushes the repository `GIT_DIR` names.)
+    cases.push(bypass("deny", PUSH, &format!("cd {exec} && ./git-push")));
+    cases.extend(both_modes("deny", "Bash(git foo:*)", "git-foo x", &[]));
+    // Another subcommand is judged as `git <name>` is.
+    cases.push(bypass("allow", PUSH, &format!("{exec}/git-status")));
+    cases.push(bypass("allow", PUSH, "git-lfs ls-files"));
+    run_table_in(&fx, cases).await;
+    assert!(hook_if_runs(&fx, PUSH, &format!("{exec}/git-push")));
+}

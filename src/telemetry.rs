@@ -19,21 +19,26 @@
 //! - `OTEL_SDK_DISABLED=true` and `OTEL_{TRACES,METRICS,LOGS}_EXPORTER=none` turn export off.
 //!
 //! The headers are those of `OTEL_EXPORTER_OTLP_HEADERS` and of the signal's own
-//! `OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_HEADERS` together, the signal's value winning per key,
-//! as Claude Code merges them. Log records and spans are exported every `OTEL_LOGS_EXPORT_INTERVAL`
-//! and `OTEL_TRACES_EXPORT_INTERVAL` ms, Claude Code's variables (5 s unless they say otherwise, as
-//! there; [`SignalPlan::interval`]); the SDK reads the other batch settings. The resource is read
-//! here as the OpenTelemetry specification has it: `OTEL_RESOURCE_ATTRIBUTES` with its values
-//! %-decoded, `OTEL_SERVICE_NAME` over a `service.name` among them, `toolwright` when neither names
-//! the service. What this build cannot follow is said on stderr once, naming the variable and what
-//! is done instead, never silently replaced: a protocol other than `http/protobuf` (`grpc`,
-//! `http/json`), an exporter other than `otlp` and `none`, a header entry the SDK would drop (`KEY:
-//! VALUE` for `KEY=VALUE`, a bad name, a value with a line break; the key is named, a value never
-//! shown), a resource attribute entry without `=` or key (named by its place), a compression other
-//! than `gzip` and `none`, a timeout or an export interval that is not a number of milliseconds, an
-//! endpoint that is not an `http`/`https` URL (that signal is not exported). An endpoint is shown
-//! with its user information, query and fragment redacted
-//! (`http://redacted@host/v1/traces?redacted`, [`tool_core::redact_url`]), wherever it is shown.
+//! `OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_HEADERS` together, the signal's value winning per
+//! key, as Claude Code merges them. Log records and spans are exported every
+//! `OTEL_LOGS_EXPORT_INTERVAL` and `OTEL_TRACES_EXPORT_INTERVAL` ms, Claude Code's variables (5
+//! s unless they say otherwise, as there; [`SignalPlan::interval`]); the SDK reads the other
+//! batch settings. The resource is read here as the OpenTelemetry specification has it:
+//! `OTEL_RESOURCE_ATTRIBUTES` with its values %-decoded, `OTEL_SERVICE_NAME` over a
+//! `service.name` among them, `toolwright` when neither names the service. The TLS files of
+//! `OTEL_EXPORTER_OTLP_[SIGNAL_]CERTIFICATE` (CA certificates to trust besides the system's)
+//! and `_CLIENT_CERTIFICATE` / `_CLIENT_KEY` (mutual TLS), the signal's own variable over the
+//! generic one, are read and checked here ([`Tls`]). What this build cannot follow is said on
+//! stderr once, naming the variable and what is done instead, never silently replaced: a
+//! protocol other than `http/protobuf` (`grpc`, `http/json`), an exporter other than `otlp` and
+//! `none`, a header entry the SDK would drop (`KEY: VALUE` for `KEY=VALUE`, a bad name, a value
+//! with a line break; the key is named, a value never shown), a resource attribute entry
+//! without `=` or key (named by its place), a compression other than `gzip` and `none`, a
+//! timeout or an export interval that is not a number of milliseconds, an endpoint that is not
+//! an `http`/`https` URL or a TLS file that cannot be used (that signal is not exported). An
+//! endpoint is shown with its user information, query and fragment redacted
+//! (`http://redacted@host/v1/traces?redacted`, [`tool_core::redact_url`]), wherever it is
+//! shown.
 //!
 //! Only Toolwright's own targets are exported (never the MCP library's events and spans), and
 //! of them only `INFO` and above: the spans and the decision/result events. `DEBUG` events (a
@@ -162,6 +167,29 @@ pub struct SignalPlan {
     /// the SDK and its variables (`OTEL_BSP_SCHEDULE_DELAY`, `OTEL_BLRP_SCHEDULE_DELAY`,
     /// `OTEL_METRIC_EXPORT_INTERVAL`).
     pub interval: Option<Duration>,
+    /// The CA certificates and the client certificate its requests use.
+    pub tls: Tls,
+}
+
+/// The TLS files of one signal, read and checked (PEM text).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Tls {
+    /// Certificates to trust besides the system's (`OTEL_EXPORTER_OTLP_[SIGNAL_]CERTIFICATE`,
+    /// every certificate in the file).
+    pub roots: Option<Vec<u8>>,
+    /// The client certificate followed by its private key
+    /// (`OTEL_EXPORTER_OTLP_[SIGNAL_]CLIENT_CERTIFICATE` and `_CLIENT_KEY`).
+    pub identity: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the key.
+        f.debug_struct("Tls")
+            .field("roots", &self.roots.is_some())
+            .field("identity", &self.identity.is_some())
+            .finish()
+    }
 }
 
 /// What the standard `OTEL_*` variables ask to export, and what about them is said on
@@ -185,8 +213,14 @@ impl ExportPlan {
         if set("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
             return plan;
         }
-        // An endpoint that cannot be one, with the signals it costs: said once.
-        let mut bad_endpoints: Vec<(String, Vec<&str>)> = Vec::new();
+        // An endpoint that cannot be one, or a TLS file that cannot be used, with the signals
+        // it costs: said once.
+        let mut refused: Vec<(String, Vec<&str>)> = Vec::new();
+        let mut refuse =
+            |said: String, signal: Signal| match refused.iter_mut().find(|(s, _)| *s == said) {
+                Some((_, whats)) => whats.push(signal.what()),
+                None => refused.push((said, vec![signal.what()])),
+            };
         for signal in Signal::ALL {
             let own_endpoint = signal.own_var("ENDPOINT");
             let endpoint = set(&own_endpoint)
@@ -210,12 +244,19 @@ impl ExportPlan {
                         &env(&endpoint_var).unwrap_or_else(|| url.clone())
                     )),
                 );
-                match bad_endpoints.iter_mut().find(|(s, _)| *s == said) {
-                    Some((_, whats)) => whats.push(signal.what()),
-                    None => bad_endpoints.push((said, vec![signal.what()])),
-                }
+                refuse(said, signal);
                 continue;
             }
+            // A collector that asks for a client certificate or has a private CA gets
+            // nothing without them: a file that cannot be used costs the signal, never a
+            // silent export without it.
+            let tls = match tls_files(signal, &set) {
+                Ok(tls) => tls,
+                Err(said) => {
+                    refuse(said, signal);
+                    continue;
+                }
+            };
             plan.check_protocol(signal, &set);
             plan.check_headers(signal, &env);
             let gzip = plan.compression(signal, &set);
@@ -227,9 +268,10 @@ impl ExportPlan {
                 timeout,
                 gzip,
                 interval,
+                tls,
             });
         }
-        for (said, whats) in bad_endpoints {
+        for (said, whats) in refused {
             plan.notice(format!("{said}; {} are not exported", list(&whats)));
         }
         if plan.any()
@@ -422,6 +464,117 @@ impl ExportPlan {
                 Some(EXPORT_INTERVAL)
             }
         }
+    }
+}
+
+/// The TLS files `signal` is exported with, each named by the signal's own variable or else
+/// the generic one (`OTEL_EXPORTER_OTLP_[SIGNAL_]CERTIFICATE`, `_CLIENT_CERTIFICATE`,
+/// `_CLIENT_KEY`), read and checked as the exporter's client will use them; what makes one
+/// unusable, naming its variable and file, when one is.
+fn tls_files(signal: Signal, set: &impl Fn(&str) -> Option<String>) -> Result<Tls, String> {
+    use rustls::pki_types::pem::PemObject as _;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+    let var = |suffix: &str| {
+        let own = signal.own_var(suffix);
+        let generic = format!("OTEL_EXPORTER_OTLP_{suffix}");
+        set(&own)
+            .map(|path| (own, path))
+            .or_else(|| set(&generic).map(|path| (generic, path)))
+            .map(|(var, path)| {
+                let path = path.trim().to_owned();
+                (format!("{var}={}", tool_core::escape_hidden(&path)), path)
+            })
+    };
+    let read = |(named, path): &(String, String)| {
+        std::fs::read(path).map_err(|e| {
+            let why = match e.kind() {
+                std::io::ErrorKind::NotFound => "no such file".to_owned(),
+                std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+                std::io::ErrorKind::IsADirectory => "it is a folder".to_owned(),
+                _ => e.to_string(),
+            };
+            format!("{named} cannot be read ({why})")
+        })
+    };
+    let certificates = |named: &str, pem: &[u8]| {
+        let certificates = CertificateDer::pem_slice_iter(pem)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("{named} is not valid PEM ({})", pem_problem(&e)))?;
+        if certificates.is_empty() {
+            return Err(format!("{named} holds no PEM certificate"));
+        }
+        Ok(certificates)
+    };
+    let mut tls = Tls::default();
+    if let Some(ca) = var("CERTIFICATE") {
+        let pem = read(&ca)?;
+        let mut roots = rustls::RootCertStore::empty();
+        for certificate in certificates(&ca.0, &pem)? {
+            roots.add(certificate).map_err(|e| {
+                format!("{} holds a certificate that cannot be trusted ({e})", ca.0)
+            })?;
+        }
+        tls.roots = Some(pem);
+    }
+    let (certificate, key) = match (var("CLIENT_CERTIFICATE"), var("CLIENT_KEY")) {
+        (None, None) => return Ok(tls),
+        (Some(certificate), Some(key)) => (certificate, key),
+        (Some((named, _)), None) => {
+            let var = named.split('=').next().unwrap_or_default();
+            return Err(format!(
+                "{var} is set without a client key (OTEL_EXPORTER_OTLP_[SIGNAL_]CLIENT_KEY)"
+            ));
+        }
+        (None, Some((named, _))) => {
+            let var = named.split('=').next().unwrap_or_default();
+            return Err(format!(
+                "{var} is set without a client certificate \
+                 (OTEL_EXPORTER_OTLP_[SIGNAL_]CLIENT_CERTIFICATE)"
+            ));
+        }
+    };
+    let (certificate_pem, key_pem) = (read(&certificate)?, read(&key)?);
+    let chain = certificates(&certificate.0, &certificate_pem)?;
+    let private_key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| match e {
+        rustls::pki_types::pem::Error::NoItemsFound => {
+            format!("{} holds no private key in PEM", key.0)
+        }
+        e => format!("{} is not valid PEM ({})", key.0, pem_problem(&e)),
+    })?;
+    rustls::sign::CertifiedKey::from_der(
+        chain,
+        private_key,
+        &rustls::crypto::ring::default_provider(),
+    )
+    .map_err(|e| {
+        let why = match e {
+            rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch) => {
+                "the key is not the certificate's".to_owned()
+            }
+            e => e.to_string(),
+        };
+        format!("{} and {} do not go together ({why})", certificate.0, key.0)
+    })?;
+    // As reqwest reads an identity: the certificate and its key in one PEM text.
+    let mut identity = certificate_pem;
+    identity.push(b'\n');
+    identity.extend_from_slice(&key_pem);
+    reqwest::Identity::from_pem(&identity)
+        .map_err(|e| format!("{} and {} cannot be used ({e})", certificate.0, key.0))?;
+    tls.identity = Some(identity);
+    Ok(tls)
+}
+
+/// What is wrong with a PEM text, in plain words (the parser's own text shows bytes as
+/// numbers).
+fn pem_problem(e: &rustls::pki_types::pem::Error) -> String {
+    use rustls::pki_types::pem::Error;
+    match e {
+        Error::MissingSectionEnd { .. } => "a section has no END line".to_owned(),
+        Error::IllegalSectionStart { .. } => "a BEGIN line is malformed".to_owned(),
+        Error::Base64Decode(_) => "a section is not base64".to_owned(),
+        e => e.to_string(),
     }
 }
 
@@ -1348,6 +1501,19 @@ mod otlp {
             for proxy in proxies() {
                 builder = builder.proxy(proxy);
             }
+            // The plan read and checked these files.
+            let unusable = |e: reqwest::Error| {
+                format!("cannot use the TLS files for {}: {e}", signal.signal.what())
+            };
+            if let Some(roots) = &signal.tls.roots {
+                builder = builder.tls_certs_merge(
+                    reqwest::Certificate::from_pem_bundle(roots).map_err(unusable)?,
+                );
+            }
+            if let Some(identity) = &signal.tls.identity {
+                builder =
+                    builder.identity(reqwest::Identity::from_pem(identity).map_err(unusable)?);
+            }
             let inner = builder
                 .build()
                 .map_err(|e| format!("cannot make the OTLP HTTP client: {e}"))?;
@@ -1837,6 +2003,62 @@ mod tests {
                  records are exported every 5 s",
             ]
         );
+    }
+
+    #[test]
+    fn a_tls_file_that_cannot_be_used_costs_its_signals() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+        std::fs::write(path("key.pem"), "-----BEGIN PRIVATE KEY-----\nAAAA\n").unwrap();
+        let url = "https://127.0.0.1:4318";
+        let missing = path("missing.pem");
+        let refused = plan(&[
+            ON,
+            (ENDPOINT, url),
+            ("OTEL_EXPORTER_OTLP_CERTIFICATE", &missing),
+        ]);
+        assert!(!refused.any());
+        assert_eq!(
+            refused.notices,
+            [format!(
+                "OTEL_EXPORTER_OTLP_CERTIFICATE={missing} cannot be read (no such file); spans \
+                 and metrics are not exported"
+            )]
+        );
+        // The signal's own variable wins; a file with no certificate is said.
+        let key = path("key.pem");
+        let own = plan(&[
+            ON,
+            (ENDPOINT, url),
+            ("OTEL_EXPORTER_OTLP_CERTIFICATE", &missing),
+            ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", &key),
+        ]);
+        assert!(!own.any());
+        assert_eq!(own.notices.len(), 2, "{:?}", own.notices);
+        assert!(own.notices[0].starts_with(&format!(
+            "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE={key} is not valid PEM"
+        )));
+        assert!(own.notices[0].ends_with("; spans are not exported"));
+        // A client certificate without its key is no silent export without it.
+        let half = plan(&[
+            ON,
+            ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", url),
+            ("OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE", &missing),
+        ]);
+        assert!(!half.any());
+        assert!(
+            half.notices[0].starts_with(
+                "OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE is set without a client key"
+            ),
+            "{:?}",
+            half.notices
+        );
+        // A key is never shown.
+        let tls = Tls {
+            roots: None,
+            identity: Some(b"-----BEGIN PRIVATE KEY-----secret".to_vec()),
+        };
+        assert!(!format!("{tls:?}").contains("secret"));
     }
 
     #[test]

@@ -1711,3 +1711,277 @@ fn the_export_intervals_are_claude_codes_variables() {
         "{stderr}"
     );
 }
+
+/// Whether `program` runs here (`program version`-style probe with `arg`).
+fn runs(program: &str, arg: &str) -> bool {
+    Command::new(program)
+        .arg(arg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Makes, with `openssl`, in `dir`: a private CA (`ca.pem`), a server certificate for
+/// 127.0.0.1 it signed (`server.pem`, `server.key`) and a client certificate it signed
+/// (`client.pem`, `client.key`).
+fn make_certificates(dir: &Path) {
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let key = ["-newkey", "rsa:2048", "-nodes", "-keyout"];
+    openssl(
+        &[
+            &["req", "-x509", "-days", "2", "-subj", "/CN=test CA"][..],
+            &key[..],
+            &["ca.key", "-out", "ca.pem"],
+        ]
+        .concat(),
+    );
+    for (name, usage, alt) in [
+        ("server", "serverAuth", "subjectAltName=IP:127.0.0.1\n"),
+        ("client", "clientAuth", ""),
+    ] {
+        let (csr, ext) = (format!("{name}.csr"), format!("{name}.ext"));
+        std::fs::write(
+            dir.join(&ext),
+            format!("{alt}basicConstraints=CA:FALSE\nextendedKeyUsage={usage}\n"),
+        )
+        .unwrap();
+        openssl(
+            &[
+                &["req", "-subj", &format!("/CN={name}")][..],
+                &key[..],
+                &[&format!("{name}.key"), "-out", &csr],
+            ]
+            .concat(),
+        );
+        openssl(&[
+            "x509",
+            "-req",
+            "-days",
+            "2",
+            "-in",
+            &csr,
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-extfile",
+            &ext,
+            "-out",
+            &format!("{name}.pem"),
+        ]);
+    }
+}
+
+/// An HTTPS OTLP receiver (Python's `ssl`) with the server certificate `make_certificates`
+/// made in `certs`, requiring a client certificate its CA signed; answers every POST with 200
+/// and prints its path. Killed on drop.
+struct TlsReceiver {
+    child: std::process::Child,
+    stdout: BufReader<std::process::ChildStdout>,
+    url: String,
+}
+
+impl TlsReceiver {
+    fn start(certs: &Path) -> Self {
+        const SERVER: &str = r#"
+import http.server, ssl, sys
+certs = sys.argv[1]
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        print(self.path, flush=True)
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(certs + "/server.pem", certs + "/server.key")
+context.verify_mode = ssl.CERT_REQUIRED
+context.load_verify_locations(certs + "/ca.pem")
+server.socket = context.wrap_socket(server.socket, server_side=True)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"#;
+        let mut child = Command::new("python3")
+            .args(["-c", SERVER])
+            .arg(certs)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut port = String::new();
+        stdout.read_line(&mut port).unwrap();
+        let url = format!("https://127.0.0.1:{}", port.trim());
+        Self { child, stdout, url }
+    }
+
+    /// Ends the receiver; the paths it received.
+    fn paths(mut self) -> Vec<String> {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mut rest = String::new();
+        self.stdout.read_to_string(&mut rest).unwrap();
+        rest.lines().map(str::to_owned).collect()
+    }
+}
+
+impl Drop for TlsReceiver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `OTEL_EXPORTER_OTLP_[SIGNAL_]CERTIFICATE` (a CA to trust) and `_CLIENT_CERTIFICATE` /
+/// `_CLIENT_KEY` (mutual TLS) are followed, a signal's own over the generic one; a file
+/// that cannot be read or is no such PEM is said once, by its variable and file, and what
+/// it was for is not exported (found by review 40: all of them were ignored without a
+/// word, and a collector behind a private CA or mTLS got nothing).
+#[test]
+fn tls_certificate_variables_are_followed() {
+    if !runs("openssl", "version") || !runs("python3", "--version") {
+        eprintln!("skipped: this test needs `openssl` and `python3`");
+        return;
+    }
+    let certs = tempfile::tempdir().unwrap();
+    let certs = certs.path();
+    make_certificates(certs);
+    let file = |name: &str| certs.join(name).to_str().unwrap().to_owned();
+    let missing = file("missing.pem");
+    let run = |receiver: &TlsReceiver, vars: &[(&str, &str)]| {
+        let endpoint = format!("{}/v1/metrics", receiver.url);
+        let mut all = vec![
+            ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", endpoint.as_str()),
+            ("OTEL_TRACES_EXPORTER", "none"),
+        ];
+        all.extend_from_slice(vars);
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("hello.txt");
+        std::fs::write(&file, "hello\n").unwrap();
+        let turn = serde_json::json!({"type": "tool_use", "id": "toolu_1", "name": "Read",
+            "input": {"file_path": file}})
+        .to_string();
+        let mut command = toolwright(dir.path(), &all);
+        // Only the variables under test say whom to trust.
+        command
+            .env_remove("SSL_CERT_FILE")
+            .env_remove("SSL_CERT_DIR");
+        let mut child = command
+            .args(["run", "--json", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(turn.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+
+    // The CA and the client key of the signal's own variables win over broken generic ones;
+    // the generic client certificate applies.
+    let receiver = TlsReceiver::start(certs);
+    let stderr = run(
+        &receiver,
+        &[
+            ("OTEL_EXPORTER_OTLP_CERTIFICATE", &missing),
+            ("OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE", &file("ca.pem")),
+            ("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", &file("client.pem")),
+            ("OTEL_EXPORTER_OTLP_CLIENT_KEY", &missing),
+            ("OTEL_EXPORTER_OTLP_METRICS_CLIENT_KEY", &file("client.key")),
+        ],
+    );
+    assert!(!stderr.contains("telemetry"), "{stderr}");
+    assert_eq!(receiver.paths(), ["/v1/metrics"]);
+
+    // A file that cannot be read: said once for the signals it costs, nothing sent.
+    let receiver = TlsReceiver::start(certs);
+    let endpoint = receiver.url.clone();
+    let stderr = run(
+        &receiver,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+            ("OTEL_TRACES_EXPORTER", "otlp"),
+            ("OTEL_EXPORTER_OTLP_CERTIFICATE", &missing),
+            ("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", &file("client.pem")),
+            ("OTEL_EXPORTER_OTLP_CLIENT_KEY", &file("client.key")),
+        ],
+    );
+    let said = format!("OTEL_EXPORTER_OTLP_CERTIFICATE={missing} cannot be read");
+    assert_eq!(stderr.matches(&said).count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("spans and metrics are not exported"),
+        "{stderr}"
+    );
+    assert_eq!(receiver.paths(), Vec::<String>::new());
+
+    // A key file with no key in it, and a client certificate without its key: each said,
+    // never a silent export without the client certificate.
+    let receiver = TlsReceiver::start(certs);
+    let stderr = run(
+        &receiver,
+        &[
+            ("OTEL_EXPORTER_OTLP_CERTIFICATE", &file("ca.pem")),
+            ("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", &file("client.pem")),
+            ("OTEL_EXPORTER_OTLP_METRICS_CLIENT_KEY", &file("client.pem")),
+        ],
+    );
+    assert!(
+        stderr.contains(&format!(
+            "OTEL_EXPORTER_OTLP_METRICS_CLIENT_KEY={} holds no private key",
+            file("client.pem")
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("metrics are not exported"), "{stderr}");
+    let stderr = run(
+        &receiver,
+        &[
+            ("OTEL_EXPORTER_OTLP_CERTIFICATE", &file("ca.pem")),
+            ("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", &file("client.pem")),
+        ],
+    );
+    assert!(
+        stderr.contains("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE is set without a client key"),
+        "{stderr}"
+    );
+    // A CA file that is no certificate.
+    let stderr = run(
+        &receiver,
+        &[("OTEL_EXPORTER_OTLP_CERTIFICATE", &file("client.key"))],
+    );
+    assert!(
+        stderr.contains(&format!(
+            "OTEL_EXPORTER_OTLP_CERTIFICATE={} holds no PEM certificate",
+            file("client.key")
+        )),
+        "{stderr}"
+    );
+    assert_eq!(receiver.paths(), Vec::<String>::new());
+}

@@ -10,6 +10,9 @@
 #![cfg(feature = "otlp")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/binary.rs"]
+mod binary;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
@@ -175,22 +178,13 @@ fn toolwright(dir: &Path, vars: &[(&str, &str)]) -> Command {
 
 /// `toolwright run --json -` of the JSONL `turn` in `dir`, with `args` and `vars`.
 fn run_turn(dir: &Path, turn: &str, args: &[&str], vars: &[(&str, &str)]) -> Output {
-    let mut child = toolwright(dir, vars)
-        .args(["run", "--json"])
-        .args(args)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(turn.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    binary::output_with_input(
+        toolwright(dir, vars)
+            .args(["run", "--json"])
+            .args(args)
+            .arg("-"),
+        turn.as_bytes(),
+    )
 }
 
 fn run_one_read(endpoint: &str) -> Output {
@@ -640,21 +634,12 @@ fn nothing_is_exported_unless_telemetry_is_enabled() {
     let turn = serde_json::json!({"type": "tool_use", "id": "toolu_1", "name": "Read",
         "input": {"file_path": file}})
     .to_string();
-    let mut child = toolwright(dir.path(), &[("OTEL_EXPORTER_OTLP_ENDPOINT", &url)])
-        .env_remove("CLAUDE_CODE_ENABLE_TELEMETRY")
-        .args(["run", "--json", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(turn.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = binary::output_with_input(
+        toolwright(dir.path(), &[("OTEL_EXPORTER_OTLP_ENDPOINT", &url)])
+            .env_remove("CLAUDE_CODE_ENABLE_TELEMETRY")
+            .args(["run", "--json", "-"]),
+        turn.as_bytes(),
+    );
     assert!(out.status.success());
     assert!(
         received.lock().unwrap().is_empty(),
@@ -1395,21 +1380,16 @@ fn a_projects_proxy_does_not_carry_the_export() {
     let run = |vars: &[(&str, &str)]| {
         let mut command = toolwright(&root, vars);
         unproxied(&mut command);
-        let mut child = command
-            .envs(vars.iter().copied())
-            .args(["run", "--json", "--mode", "bypassPermissions", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(turn.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        binary::output_with_input(
+            command.envs(vars.iter().copied()).args([
+                "run",
+                "--json",
+                "--mode",
+                "bypassPermissions",
+                "-",
+            ]),
+            turn.as_bytes(),
+        )
     };
     let out = run(&[
         ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
@@ -1460,27 +1440,18 @@ fn a_projects_proxy_does_not_carry_the_export() {
     let mut command = toolwright(&root, &[]);
     unproxied(&mut command);
     let user_settings = serde_json::json!({"env": {"http_proxy": user_proxy}}).to_string();
-    let mut child = command
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &url)
-        // The shell's in the other case: the settings' value wins whatever the case of
-        // either (found by review 38: `HTTP_PROXY` was looked up in both before
-        // `http_proxy`).
-        .env("HTTP_PROXY", &shell_proxy)
-        .args(["run", "--json", "--mode", "bypassPermissions", "--settings"])
-        .arg(&user_settings)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(turn.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = binary::output_with_input(
+        command
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &url)
+            // The shell's in the other case: the settings' value wins whatever the case of
+            // either (found by review 38: `HTTP_PROXY` was looked up in both before
+            // `http_proxy`).
+            .env("HTTP_PROXY", &shell_proxy)
+            .args(["run", "--json", "--mode", "bypassPermissions", "--settings"])
+            .arg(&user_settings)
+            .arg("-"),
+        turn.as_bytes(),
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -1882,20 +1853,7 @@ fn tls_certificate_variables_are_followed() {
         command
             .env_remove("SSL_CERT_FILE")
             .env_remove("SSL_CERT_DIR");
-        let mut child = command
-            .args(["run", "--json", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(turn.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = binary::output_with_input(command.args(["run", "--json", "-"]), turn.as_bytes());
         assert!(
             out.status.success(),
             "{}",

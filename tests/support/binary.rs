@@ -23,9 +23,14 @@ pub fn output_with_stdin(mut command: Command, stdin: Option<&str>) -> Output {
 
 /// Runs `command` with `input` written to its standard input, which is then closed, and
 /// returns what it printed and how it ended. The input is written from a thread of its
-/// own, so that a child that prints much before it reads cannot hold both ends.
-pub fn output_with_input(mut command: Command, input: &[u8]) -> Output {
+/// own, so that a child that prints much before it reads cannot hold both ends. `command`
+/// is the command or a borrow of it (what a builder chain gives).
+pub fn output_with_input(
+    mut command: impl std::borrow::BorrowMut<Command>,
+    input: &[u8],
+) -> Output {
     let mut child = command
+        .borrow_mut()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

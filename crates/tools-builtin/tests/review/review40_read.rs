@@ -29,17 +29,19 @@ async fn call_error(tool: &dyn Tool, c: &tool_core::ToolUseContext, input: Value
     }
 }
 
+/// A validation refusal's text without the `<tool_use_error>` it is wrapped in.
+fn bare(text: String) -> String {
+    text.strip_prefix("<tool_use_error>")
+        .and_then(|t| t.strip_suffix("</tool_use_error>"))
+        .map_or(text.clone(), str::to_owned)
+}
+
 /// Read's and Edit's texts for `file`, through validation and through the call alone,
 /// without the `<tool_use_error>` a validation refusal is wrapped in (Read leaves a path
 /// outside the working directories to its call).
 async fn refusals(c: &tool_core::ToolUseContext, file: &Path) -> Vec<String> {
     let read = json!({"file_path": file});
     let edit = json!({"file_path": file, "old_string": "x", "new_string": "y"});
-    let bare = |text: String| {
-        text.strip_prefix("<tool_use_error>")
-            .and_then(|t| t.strip_suffix("</tool_use_error>"))
-            .map_or(text.clone(), str::to_owned)
-    };
     vec![
         bare(fail(&Read, c, read.clone()).await.text),
         bare(fail(&Edit, c, edit.clone()).await.text),
@@ -173,11 +175,6 @@ async fn a_suggested_name_has_its_line_breaks_escaped() {
 async fn search_refusals(c: &tool_core::ToolUseContext, path: &Path) -> Vec<String> {
     let grep = json!({"pattern": "x", "path": path});
     let glob = json!({"pattern": "*.rs", "path": path});
-    let bare = |text: String| {
-        text.strip_prefix("<tool_use_error>")
-            .and_then(|t| t.strip_suffix("</tool_use_error>"))
-            .map_or(text.clone(), str::to_owned)
-    };
     vec![
         bare(fail(&Grep, c, grep.clone()).await.text),
         bare(fail(&Glob, c, glob.clone()).await.text),

@@ -941,57 +941,6 @@ fn names_command_tables(text: &str) -> bool {
     names_variable(text, "BASH_CMDS") || names_variable(text, "BASH_ALIASES")
 }
 
-/// Why text of `src` may run a command that no reading of the line shows: a command
-/// substitution (`$(…)`, a backquote, `${…}`) inside an array subscript (`a[$(cmd)]`), which
-/// bash evaluates, running it, in the names `test -v`, `printf -v`, `read`, `let`,
-/// `declare`, `wait -p` and the like are given and in arithmetic (`(( ))`, `$(( ))`, `[[
-/// -eq ]]`, an integer variable's value), even when it is quoted text to the parse (`test
-/// -v 'a[$(cmd)]'`); or a `${x@P}` expansion, which expands a value as a prompt string,
-/// running the substitutions in it. Found in the text, wherever it stands: `None` when
-/// there is none.
-fn evaluated_later(src: &str) -> Option<&'static str> {
-    if src.contains("@P}") {
-        return Some(
-            "`${x@P}` expands a value as a prompt string, which runs the command substitutions in it",
-        );
-    }
-    let bytes = src.as_bytes();
-    let name_char = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    for (i, _) in src.match_indices('[') {
-        if i == 0 || !name_char(bytes[i - 1]) {
-            continue;
-        }
-        // The subscript, to its `]` (nested brackets counted); past 4,096 bytes, taken to
-        // hold one.
-        let mut depth = 0usize;
-        let mut end = None;
-        for (j, &b) in bytes.iter().enumerate().skip(i).take(4_096) {
-            match b {
-                b'[' => depth += 1,
-                b']' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = Some(j);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let inner = match end {
-            Some(end) => &src[i..end],
-            None if bytes.len() - i > 4_096 => "$(",
-            None => &src[i..],
-        };
-        if inner.contains("$(") || inner.contains('`') || inner.contains("${") {
-            return Some(
-                "a command substitution in an array subscript or in arithmetic, which bash evaluates (`test -v`, `printf -v`, `read`, `let`, `declare`, `(( ))`, `[[ -eq ]]`, an integer variable), runs a command unseen",
-            );
-        }
-    }
-    None
-}
-
 /// Whether an argument of a declaration (`declare`, `export`, `local`, ...) as written may
 /// assign `BASH_CMDS` or `BASH_ALIASES` under a name not written out: one computed or
 /// expanded (`"$n"`, `` `cmd` ``, `x{,}`, a glob), or one that spells them once its quotes
@@ -1002,18 +951,6 @@ fn declares_command_table(word: &str) -> bool {
         .chars()
         .filter(|c| !matches!(c, '\'' | '"' | '\\'))
         .collect();
-    // An element of an array named plainly (`a[$(cmd)]`) is that array's: what its
-    // subscript runs is [`evaluated_later`]'s.
-    let name = match name.split_once('[') {
-        Some((base, _))
-            if name.ends_with(']')
-                && !base.is_empty()
-                && base.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
-        {
-            base.to_owned()
-        }
-        _ => name,
-    };
     name.contains(['$', '`', '{', '*', '?']) || names_command_tables(&name)
 }
 
@@ -1252,14 +1189,6 @@ impl Analysis {
 fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut Analysis) -> End {
     if names_command_tables(src) {
         rebinds_command_names(out);
-    }
-    if let Some(why) = evaluated_later(src) {
-        out.computed_command = true;
-        for list in [&mut out.computed_why, &mut out.complex] {
-            if !list.iter().any(|w| w == why) {
-                list.push(why.into());
-            }
-        }
     }
     let Some(tree) = parse(src) else {
         out.complex.push(NOT_PARSED.into());

@@ -413,12 +413,12 @@ impl ExportPlan {
         let mut timeout = EXPORT_TIMEOUT;
         for var in [signal.own_var("TIMEOUT"), TIMEOUT.to_owned()] {
             let Some(value) = set(&var) else { continue };
-            match value.trim().parse::<u64>() {
-                Ok(ms) if ms > 0 => {
-                    timeout = Duration::from_millis(ms);
+            match positive_millis(&value) {
+                Some(wanted) => {
+                    timeout = wanted;
                     break;
                 }
-                _ => bad.push((var, value)),
+                None => bad.push((var, value)),
             }
         }
         for (var, value) in bad {
@@ -451,9 +451,9 @@ impl ExportPlan {
         let Some(value) = set(var) else {
             return (signal == Signal::Logs && set(sdk_var).is_none()).then_some(EXPORT_INTERVAL);
         };
-        match value.trim().parse::<u64>() {
-            Ok(ms) if ms > 0 => Some(Duration::from_millis(ms)),
-            _ => {
+        match positive_millis(&value) {
+            Some(interval) => Some(interval),
+            None => {
                 self.notice(format!(
                     "{var}={} is not a number of milliseconds above 0; {} are exported every \
                      {} s",
@@ -464,6 +464,15 @@ impl ExportPlan {
                 Some(EXPORT_INTERVAL)
             }
         }
+    }
+}
+
+/// `value` as the export variables give a duration: a whole number of milliseconds above 0
+/// (white space around it aside).
+fn positive_millis(value: &str) -> Option<Duration> {
+    match value.trim().parse::<u64>() {
+        Ok(ms) if ms > 0 => Some(Duration::from_millis(ms)),
+        _ => None,
     }
 }
 

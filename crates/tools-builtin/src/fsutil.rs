@@ -253,8 +253,8 @@ const SIMILAR_FILE_SCAN: usize = 1000;
 
 /// What the model may have meant by the missing `path`, as Claude Code's Read and Edit
 /// find it: the same path under the working directory ([`path_under_cwd`]), else a file
-/// beside it with the same name and another extension ([`similar_file`]). Only a path the
-/// model may read unasked is named ([`hint_may_name`]).
+/// beside it with the same name and another extension ([`similar_file`]). Only a path
+/// [`hint_may_name`] allows is named.
 fn missing_file_hint(path: &Path, ctx: &ToolUseContext) -> Option<String> {
     let readable = hint_may_name(ctx);
     if let Some(under) = path_under_cwd(path, ctx.cwd()).filter(|p| readable(p)) {
